@@ -1,0 +1,46 @@
+// sta-pool: memory from the operating system, in large pages.
+//
+// Linux: anonymous private mmap. Windows: VirtualAlloc (reserve + commit).
+// Both return memory aligned to at least the OS page (4 KiB) and zero-filled, or
+// nullptr when the OS refuses. Nothing here is ever called on a fast path.
+#pragma once
+
+#include <cstddef>
+
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
+#include <sys/mman.h>
+#endif
+
+namespace sta::detail {
+
+/// Signature of a page source: `bytes` of fresh memory, or nullptr.
+using map_pages_fn = void* (*)(std::size_t bytes) noexcept;
+using unmap_pages_fn = void (*)(void* p, std::size_t bytes) noexcept;
+
+inline void* os_map_pages(std::size_t bytes) noexcept {
+#if defined(_WIN32)
+    return ::VirtualAlloc(nullptr, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+#else
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+#endif
+}
+
+inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
+#if defined(_WIN32)
+    (void)bytes;
+    ::VirtualFree(p, 0, MEM_RELEASE);
+#else
+    ::munmap(p, bytes);
+#endif
+}
+
+} // namespace sta::detail

@@ -1,0 +1,146 @@
+// sta-pool: the accounting checker — a white-box test of the invariants written
+// above pool_state (I1..I5) and the table policy's T1.
+//
+// Given the blocks the caller still holds, it proves that page headers, live
+// blocks, free-list blocks and the bump range tile every page exactly. An empty
+// string means every invariant holds; otherwise the text names the first problems.
+// It walks everything: O(pages + blocks log blocks). For tests, not production.
+#pragma once
+
+#include "sta/detail/pool_state.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sta::detail {
+
+/// A block the caller holds: its pointer and the size it asked for.
+struct held_block {
+    const void* p;
+    std::size_t bytes;
+};
+
+template <class Pool>
+std::string check_accounting(std::span<const held_block> held) {
+    const pool_state& s = Pool::detail_state();
+    std::string errors;
+    int reported = 0;
+    auto fail = [&](const std::string& what) {
+        if (++reported <= 8)
+            errors += what + "\n";
+    };
+    auto hex = [](const void* p) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%p", p);
+        return std::string(buf);
+    };
+
+    struct range {
+        std::uintptr_t begin, end;
+        const char* what;
+    };
+    std::vector<range> pages, pieces;
+
+    // I1: the page list.
+    std::size_t page_count = 0;
+    for (const page_header* p = s.pages; p != nullptr; p = p->older) {
+        if (++page_count > s.pages_mapped) {
+            fail("I1: the page list is longer than pages_mapped (a cycle?)");
+            break;
+        }
+        if (p->bytes != s.page_bytes)
+            fail("I1: page " + hex(p) + " has " + std::to_string(p->bytes) + " bytes, not " +
+                 std::to_string(s.page_bytes));
+        const auto b = reinterpret_cast<std::uintptr_t>(p);
+        pages.push_back({b, b + p->bytes, "page"});
+        pieces.push_back({b, b + page_header_bytes, "page header"});
+    }
+    if (page_count != s.pages_mapped)
+        fail("I1: " + std::to_string(page_count) + " pages listed, pages_mapped says " +
+             std::to_string(s.pages_mapped));
+
+    // I2: the bump range.
+    const auto cursor = reinterpret_cast<std::uintptr_t>(s.cursor);
+    const auto end = reinterpret_cast<std::uintptr_t>(s.end);
+    if (cursor > end)
+        fail("I2: cursor is past end");
+    if (cursor % max_block_align != 0)
+        fail("I2: cursor " + hex(s.cursor) + " is not 16-aligned");
+    if (s.pages != nullptr && end != reinterpret_cast<std::uintptr_t>(s.pages) + s.page_bytes)
+        fail("I2: the bump range does not end at the end of the newest page");
+    if (cursor < end)
+        pieces.push_back({cursor, end, "bump range"});
+
+    // I4 and T1: the free lists.
+    const std::size_t max_blocks = s.pages_mapped * s.page_bytes / min_class_bytes + 1;
+    for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
+        if (s.heads[slot] == nullptr)
+            continue;
+        if (slot < largest_class_slot || slot > smallest_class_slot) {
+            fail("I4: slot " + std::to_string(slot) + " has a free list");
+            continue;
+        }
+        if (!Pool::engine::slot_serves_list(slot))
+            fail("T1: slot " + std::to_string(slot) + " has free blocks but does not serve them");
+        const std::size_t bytes = class_bytes_of_slot(slot);
+        const std::size_t align = std::min(bytes, max_block_align);
+        std::size_t walked = 0;
+        for (const free_block* b = s.heads[slot]; b != nullptr; b = b->next) {
+            hooks::link_reading(const_cast<free_block*>(b));
+            if (++walked > max_blocks) {
+                fail("I4: the list of slot " + std::to_string(slot) + " does not end (a cycle?)");
+                break;
+            }
+            const auto a = reinterpret_cast<std::uintptr_t>(b);
+            if (a % align != 0)
+                fail("I4: free block " + hex(b) + " of " + std::to_string(bytes) +
+                     " B is not aligned to " + std::to_string(align));
+            pieces.push_back({a, a + bytes, "free block"});
+        }
+    }
+
+    // Live blocks, at their class size.
+    for (const held_block& h : held) {
+        if (!is_pooled_size(h.bytes))
+            continue;
+        const auto a = reinterpret_cast<std::uintptr_t>(h.p);
+        pieces.push_back({a, a + class_bytes_of_size(h.bytes), "live block"});
+    }
+
+    // I5: the pieces tile the pages.
+    auto by_begin = [](const range& x, const range& y) { return x.begin < y.begin; };
+    std::sort(pages.begin(), pages.end(), by_begin);
+    std::sort(pieces.begin(), pieces.end(), by_begin);
+    std::size_t i = 0;
+    for (const range& page : pages) {
+        for (; i < pieces.size() && pieces[i].begin < page.begin; ++i)
+            fail(std::string("I5: a ") + pieces[i].what + " at " +
+                 hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
+        std::uintptr_t expected = page.begin;
+        for (; i < pieces.size() && pieces[i].begin < page.end; ++i) {
+            if (pieces[i].begin != expected) {
+                fail(std::string("I5: ") +
+                     (pieces[i].begin < expected ? "overlap" : "a gap of " +
+                          std::to_string(pieces[i].begin - expected) + " bytes") +
+                     " before a " + pieces[i].what + " at " +
+                     hex(reinterpret_cast<const void*>(pieces[i].begin)));
+            }
+            expected = std::max(expected, pieces[i].end);
+        }
+        if (expected != page.end)
+            fail("I5: page " + hex(reinterpret_cast<const void*>(page.begin)) +
+                 " is not covered to its end (" + std::to_string(page.end - expected) +
+                 " bytes unaccounted for or overrun)");
+    }
+    for (; i < pieces.size(); ++i)
+        fail(std::string("I5: a ") + pieces[i].what + " at " +
+             hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
+    if (reported > 8)
+        errors += "... and " + std::to_string(reported - 8) + " more\n";
+    return errors;
+}
+
+} // namespace sta::detail

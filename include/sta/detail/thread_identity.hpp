@@ -1,0 +1,52 @@
+// sta-pool: who is calling. Used only by checked builds (STA_POOL_CHECKS).
+//
+// thread_key() must cost next to nothing: it is read on every pool call in a
+// checked build. Linux x86-64 reads the thread pointer (%fs:0), Windows x64 the
+// thread id from the TEB (gs:[0x48]). thread_number() is the id a human knows
+// (gettid / GetCurrentThreadId), read only when a check fails or an owner is set.
+#pragma once
+
+#include <cstdint>
+
+#if defined(_WIN32)
+#include <intrin.h>
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#elif defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace sta::detail {
+
+inline std::uintptr_t thread_key() noexcept {
+#if defined(_WIN32) && (defined(_M_X64) || defined(__x86_64__))
+    return static_cast<std::uintptr_t>(__readgsdword(0x48));
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    std::uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    return reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+#else
+    static thread_local char marker;
+    return reinterpret_cast<std::uintptr_t>(&marker);
+#endif
+}
+
+inline unsigned long thread_number() noexcept {
+#if defined(_WIN32)
+    return static_cast<unsigned long>(::GetCurrentThreadId());
+#elif defined(__linux__)
+    return static_cast<unsigned long>(::syscall(SYS_gettid));
+#else
+    return static_cast<unsigned long>(thread_key());
+#endif
+}
+
+} // namespace sta::detail

@@ -1,0 +1,73 @@
+// The thread rule: a pool belongs to the first thread that calls it. Checked builds
+// (STA_POOL_CHECKS) abort on a call from any other thread with a message that names
+// both threads; release builds compile the check away, so these tests skip there.
+#include "pool_test_support.hpp"
+
+#include <thread>
+
+namespace {
+using namespace sta_test;
+
+template <class Dispatch>
+class ThreadRule : public ::testing::Test {
+  protected:
+    void SetUp() override {
+#if !STA_POOL_CHECKS
+        GTEST_SKIP() << "STA_POOL_CHECKS is off in this build: the owner check compiles away";
+#endif
+        GTEST_FLAG_SET(death_test_style, "threadsafe");
+    }
+};
+TYPED_TEST_SUITE(ThreadRule, dispatch_variants, variant_names);
+
+constexpr const char* names_both_threads =
+    "called from thread [0-9]+, but the pool belongs to thread [0-9]+";
+
+// Guards the owner check on alloc: a second thread must be stopped, not corrupt lists.
+TYPED_TEST(ThreadRule, AllocFromASecondThreadAbortsNamingBothThreads) {
+    struct tag {};
+    using pool = fresh_pool<TypeParam, tag>;
+    EXPECT_DEATH(
+        {
+            void* mine = pool::alloc(32);
+            std::thread([] { (void)pool::alloc(32); }).join();
+            pool::free(mine, 32);
+        },
+        names_both_threads);
+}
+
+// Guards free and realloc too: every entry point checks, not just alloc.
+TYPED_TEST(ThreadRule, FreeFromASecondThreadAborts) {
+    struct tag {};
+    using pool = fresh_pool<TypeParam, tag>;
+    EXPECT_DEATH(
+        {
+            void* mine = pool::alloc(64);
+            std::thread([mine] { pool::free(mine, 64); }).join();
+        },
+        names_both_threads);
+}
+
+// Guards "the first caller owns it": a pool first used by a worker belongs to the worker.
+TYPED_TEST(ThreadRule, TheFirstCallerOwnsThePool) {
+    struct tag {};
+    using pool = fresh_pool<TypeParam, tag>;
+    EXPECT_DEATH(
+        {
+            std::thread([] { (void)pool::alloc(16); }).join();
+            (void)pool::stats();
+        },
+        names_both_threads);
+}
+
+// The same thread may call as often as it likes: no false alarm.
+TYPED_TEST(ThreadRule, TheOwnerIsNeverStopped) {
+    struct tag {};
+    using pool = fresh_pool<TypeParam, tag>;
+    void* p = pool::alloc(16);
+    p = pool::realloc(p, 16, 200);
+    pool::free(p, 200);
+    EXPECT_EQ(pool::detail_state().owner_number, sta::detail::thread_number());
+}
+
+} // namespace
