@@ -62,7 +62,7 @@ class allocator_adapter {
 
     void deallocate(T* p, std::size_t n) noexcept {
         if constexpr (over_aligned)
-            ::operator delete(p, block_bytes(n), std::align_val_t{alignof(T)});
+            ::operator delete(p, std::align_val_t{alignof(T)});
         else
             Pool::free(p, block_bytes(n));
     }

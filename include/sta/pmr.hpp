@@ -29,7 +29,7 @@ class basic_pool_resource final : public std::pmr::memory_resource {
 
     void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
         if (alignment > detail::max_block_align)
-            ::operator delete(p, bytes, std::align_val_t{alignment});
+            ::operator delete(p, std::align_val_t{alignment});
         else
             Pool::free(p, bytes < alignment ? alignment : bytes);
     }

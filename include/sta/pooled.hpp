@@ -33,11 +33,11 @@ struct pooled {
     static void* operator new[](std::size_t bytes, std::align_val_t alignment) {
         return ::operator new[](bytes, alignment);
     }
-    static void operator delete(void* p, std::size_t bytes, std::align_val_t alignment) noexcept {
-        ::operator delete(p, bytes, alignment);
+    static void operator delete(void* p, std::size_t, std::align_val_t alignment) noexcept {
+        ::operator delete(p, alignment);
     }
-    static void operator delete[](void* p, std::size_t bytes, std::align_val_t alignment) noexcept {
-        ::operator delete[](p, bytes, alignment);
+    static void operator delete[](void* p, std::size_t, std::align_val_t alignment) noexcept {
+        ::operator delete[](p, alignment);
     }
     // The non-allocating placement forms stay usable alongside the class-specific ones.
     static void* operator new(std::size_t, void* where) noexcept { return where; }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what building and testing sta-pool needs, from Debian 12's packages.
+#   scripts/install-deps.sh          the toolchain and test dependencies
+#   scripts/install-deps.sh --bench  also the peers the benchmark report measures
+set -euo pipefail
+packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev
+          valgrind python3)
+if [[ "${1:-}" == "--bench" ]]; then
+    packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
+               libfoonathan-memory-dev hyperfine)
+fi
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+    echo "installing: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
