@@ -18,5 +18,5 @@ for preset in "${presets[@]}"; do
         break
     fi
 done
-echo "test workflows: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+# ctest's own summary of the last workflow stays the closing line on success.
+[[ $failed -eq 0 ]] || { echo "workflows: $passed passed, $failed failed" >&2; exit 1; }
