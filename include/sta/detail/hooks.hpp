@@ -12,6 +12,8 @@
 //                    `requested` bytes of a block of `class_bytes`
 //   link_reading     the pool is about to read the free-list link in a free block
 //   link_written     the pool wrote the free-list link in a free block
+//   region_handed_out  an arena handed out [p, p + bytes) to a caller
+//   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
 #pragma once
 
 #include <cstddef>
@@ -26,5 +28,8 @@ inline void block_resized(void* /*p*/, std::size_t /*requested*/,
                           std::size_t /*class_bytes*/) noexcept {}
 inline void link_reading(void* /*p*/) noexcept {}
 inline void link_written(void* /*p*/, std::size_t /*class_bytes*/) noexcept {}
+
+inline void region_handed_out(void* /*p*/, std::size_t /*bytes*/) noexcept {}
+inline void region_released(void* /*p*/, std::size_t /*bytes*/) noexcept {}
 
 } // namespace sta::detail::hooks
