@@ -98,8 +98,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const sta::pool_stats s = sta::memory_pool::stats();
-    std::printf("GUI scene: %d elements, build + discard, median of %d rounds\n", elements,
-                rounds);
+    std::printf("GUI scene: %d elements, build + discard, median of %d rounds\n", elements, rounds);
     std::printf("  std::allocator (glibc malloc): %9.1f us\n", t_std);
     std::printf("  sta::allocator (memory_pool):  %9.1f us   (%.2fx)\n", t_sta, t_std / t_sta);
     std::printf("pool afterwards: %zu pages of %zu KiB, %zu bytes in use, %zu bytes free "

@@ -16,7 +16,9 @@
 
 namespace {
 
-std::size_t in_use() { return sta::memory_pool::stats().bytes_in_use; }
+std::size_t in_use() {
+    return sta::memory_pool::stats().bytes_in_use;
+}
 
 // Guards every alias compiling and behaving as its std twin.
 TEST(Containers, EveryAliasMatchesItsStdTwin) {

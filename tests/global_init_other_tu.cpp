@@ -29,8 +29,14 @@ struct uses_pool_at_startup {
 
 uses_pool_at_startup the_global;
 
-const sta::vector<int>& numbers() { return the_global.numbers; }
-const sta::string& name() { return the_global.name; }
-const void* raw() { return the_global.raw; }
+const sta::vector<int>& numbers() {
+    return the_global.numbers;
+}
+const sta::string& name() {
+    return the_global.name;
+}
+const void* raw() {
+    return the_global.raw;
+}
 
 } // namespace global_init

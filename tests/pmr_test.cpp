@@ -11,7 +11,9 @@
 
 namespace {
 
-std::size_t in_use() { return sta::memory_pool::stats().bytes_in_use; }
+std::size_t in_use() {
+    return sta::memory_pool::stats().bytes_in_use;
+}
 
 // Guards pmr containers drawing from the pool and giving everything back.
 TEST(PoolResource, PmrContainersUseThePool) {

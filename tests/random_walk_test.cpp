@@ -124,9 +124,8 @@ TYPED_TEST(RandomWalk, FillVerifyAndTileOverMillionOperations) {
             const std::size_t bytes = random_size(rng);
             void* p = pool::alloc(bytes);
             ASSERT_NE(p, nullptr) << "step " << step << " size " << bytes;
-            ASSERT_TRUE(aligned(p, sta::detail::is_pooled_size(bytes)
-                                       ? guaranteed_alignment(bytes)
-                                       : 16))
+            ASSERT_TRUE(
+                aligned(p, sta::detail::is_pooled_size(bytes) ? guaranteed_alignment(bytes) : 16))
                 << "step " << step << " size " << bytes;
             const auto address = reinterpret_cast<std::uintptr_t>(p);
             ASSERT_FALSE(overlaps(live, address, bytes)) << "step " << step;
@@ -154,8 +153,7 @@ TYPED_TEST(RandomWalk, FillVerifyAndTileOverMillionOperations) {
             ASSERT_NE(q, nullptr);
             const std::size_t kept = b.bytes < new_bytes ? b.bytes : new_bytes;
             ASSERT_EQ(first_mismatch(q, kept, b.seed), kept)
-                << "realloc " << b.bytes << " -> " << new_bytes << " lost content at step "
-                << step;
+                << "realloc " << b.bytes << " -> " << new_bytes << " lost content at step " << step;
             if (sta::detail::is_pooled_size(b.bytes) && sta::detail::is_pooled_size(new_bytes) &&
                 new_bytes <= b.bytes) {
                 ASSERT_EQ(q, p) << "a shrink within the pool moved the block";

@@ -44,9 +44,12 @@ TEST(SizeClass, SeedTableLayout) {
 
 // Guards the 32-bit truncation: a size above 4 GiB must never alias a small class.
 TEST(SizeClass, HugeSizesNeverReachASmallSlot) {
-    const std::size_t huge[] = {(std::size_t{1} << 31) + 1, std::size_t{1} << 32,
-                                (std::size_t{1} << 32) + 1,  (std::size_t{1} << 32) + 8,
-                                (std::size_t{1} << 32) + 64, (std::size_t{1} << 40) + 16,
+    const std::size_t huge[] = {(std::size_t{1} << 31) + 1,
+                                std::size_t{1} << 32,
+                                (std::size_t{1} << 32) + 1,
+                                (std::size_t{1} << 32) + 8,
+                                (std::size_t{1} << 32) + 64,
+                                (std::size_t{1} << 40) + 16,
                                 std::numeric_limits<std::size_t>::max(),
                                 std::numeric_limits<std::size_t>::max() - 7};
     for (std::size_t size : huge) {

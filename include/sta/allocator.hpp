@@ -51,7 +51,7 @@ class allocator_adapter {
             throw std::bad_array_new_length();
         const std::size_t bytes = block_bytes(n);
         if constexpr (over_aligned) {
-            return static_cast<T*>(::operator new(bytes, std::align_val_t{alignof(T)}));
+            return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
         } else {
             void* p = Pool::alloc(bytes);
             if (p == nullptr)
@@ -62,7 +62,7 @@ class allocator_adapter {
 
     void deallocate(T* p, std::size_t n) noexcept {
         if constexpr (over_aligned)
-            ::operator delete(p, std::align_val_t{alignof(T)});
+            ::operator delete (p, std::align_val_t{alignof(T)});
         else
             Pool::free(p, block_bytes(n));
     }

@@ -58,9 +58,9 @@ using default_policy = inline_branch;
 // ---------------------------------------------------------------------------------
 
 struct class_stats {
-    std::size_t block_bytes = 0;  ///< 8, 16, ... 32768
-    std::size_t free_blocks = 0;  ///< length of the free list (walked)
-    std::size_t live_blocks = 0;  ///< STA_POOL_STATS only: allocations - frees
+    std::size_t block_bytes = 0;   ///< 8, 16, ... 32768
+    std::size_t free_blocks = 0;   ///< length of the free list (walked)
+    std::size_t live_blocks = 0;   ///< STA_POOL_STATS only: allocations - frees
     std::uint64_t allocations = 0; ///< STA_POOL_STATS only
     std::uint64_t frees = 0;       ///< STA_POOL_STATS only
 };
@@ -69,9 +69,9 @@ struct pool_stats {
     std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
     std::size_t page_bytes = 0;
     std::size_t pages_mapped = 0;
-    std::size_t bytes_reserved = 0;  ///< pages_mapped * page_bytes
-    std::size_t bytes_free = 0;      ///< free lists + the unused bump range
-    std::size_t bytes_in_use = 0;    ///< reserved - page headers - bytes_free
+    std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
+    std::size_t bytes_free = 0;     ///< free lists + the unused bump range
+    std::size_t bytes_in_use = 0;   ///< reserved - page headers - bytes_free
     /// With STA_POOL_STATS: the most bytes in use at once. Without: the bytes ever
     /// taken from pages (an upper bound of it).
     std::size_t bytes_in_use_high_water = 0;
@@ -177,8 +177,8 @@ class basic_memory_pool {
     /// [256 KiB, 1 GiB]; the default is 1 MiB.
     static void set_page_bytes(std::size_t bytes) {
         detail::check_owner(engine::state(), engine::name);
-        const std::string where = std::string(engine::name) + "::set_page_bytes(" +
-                                  std::to_string(bytes) + "): ";
+        const std::string where =
+            std::string(engine::name) + "::set_page_bytes(" + std::to_string(bytes) + "): ";
         if (engine::state().pages_mapped != 0)
             throw std::logic_error(where + "the pool has already mapped a page; the page size "
                                            "is chosen once, before the first allocation");
@@ -229,8 +229,12 @@ class basic_memory_pool {
     }
 
     /// White-box access for the accounting checker and the tests; not an API.
-    static detail::pool_state& detail_state() noexcept { return engine::state(); }
-    static const char* name() noexcept { return engine::name; }
+    static detail::pool_state& detail_state() noexcept {
+        return engine::state();
+    }
+    static const char* name() noexcept {
+        return engine::name;
+    }
 
   private:
     using core = detail::pool_core<engine>;

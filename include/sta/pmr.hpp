@@ -20,7 +20,7 @@ class basic_pool_resource final : public std::pmr::memory_resource {
   private:
     void* do_allocate(std::size_t bytes, std::size_t alignment) override {
         if (alignment > detail::max_block_align)
-            return ::operator new(bytes, std::align_val_t{alignment});
+            return ::operator new (bytes, std::align_val_t{alignment});
         void* p = Pool::alloc(bytes < alignment ? alignment : bytes);
         if (p == nullptr)
             throw std::bad_alloc();
@@ -29,7 +29,7 @@ class basic_pool_resource final : public std::pmr::memory_resource {
 
     void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
         if (alignment > detail::max_block_align)
-            ::operator delete(p, std::align_val_t{alignment});
+            ::operator delete (p, std::align_val_t{alignment});
         else
             Pool::free(p, bytes < alignment ? alignment : bytes);
     }

@@ -74,10 +74,10 @@ class table_engine {
         const auto bumps = alloc_row(all_slots{}, false);
         const auto puts = free_row(all_slots{});
         for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
-            s.alloc_table[slot] = slot == 0                ? &alloc_zero_or_huge
+            s.alloc_table[slot] = slot == 0               ? &alloc_zero_or_huge
                                   : !is_pooled_slot(slot) ? &alloc_next_tier
                                                           : bumps[slot];
-            s.free_table[slot] = slot == 0                ? &free_zero_or_huge
+            s.free_table[slot] = slot == 0               ? &free_zero_or_huge
                                  : !is_pooled_slot(slot) ? &free_next_tier
                                                          : puts[slot];
         }
@@ -176,7 +176,7 @@ class table_engine {
 };
 
 template <class Tag>
-constinit typename table_engine<Tag>::state_type table_engine<Tag>::state_ =
-    table_engine<Tag>::initial_state();
+constinit typename table_engine<Tag>::state_type
+    table_engine<Tag>::state_ = table_engine<Tag>::initial_state();
 
 } // namespace sta::detail

@@ -123,8 +123,9 @@ std::string check_accounting(std::span<const held_block> held) {
         for (; i < pieces.size() && pieces[i].begin < page.end; ++i) {
             if (pieces[i].begin != expected) {
                 fail(std::string("I5: ") +
-                     (pieces[i].begin < expected ? "overlap" : "a gap of " +
-                          std::to_string(pieces[i].begin - expected) + " bytes") +
+                     (pieces[i].begin < expected
+                          ? "overlap"
+                          : "a gap of " + std::to_string(pieces[i].begin - expected) + " bytes") +
                      " before a " + pieces[i].what + " at " +
                      hex(reinterpret_cast<const void*>(pieces[i].begin)));
             }

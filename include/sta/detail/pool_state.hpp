@@ -11,8 +11,8 @@
 //
 // When the newest page cannot serve a request, a new page is mapped and the old
 // page's tail [cursor, end) is cut into the largest powers of two that keep the
-// alignment guarantee (at most 32 KiB) and pushed on the free lists: nothing is wasted. Shrinking a block
-// gives its tail back the same way. Pages are never returned to the OS.
+// alignment guarantee (at most 32 KiB) and pushed on the free lists: nothing is wasted. Shrinking a
+// block gives its tail back the same way. Pages are never returned to the OS.
 //
 // Invariants (detail::check_accounting enforces them in tests):
 //  I1  `pages` lists every mapped page, newest first; each is `page_bytes` long and
@@ -112,8 +112,12 @@ STA_FORCE_INLINE void check_owner([[maybe_unused]] pool_state& s,
 // Next tiers. (32 KiB, page/2] belongs to the thread_heap tier, which is not built
 // yet: until it is, both tiers are std::malloc (the README says so).
 // ---------------------------------------------------------------------------------
-inline void* next_tier_alloc(std::size_t bytes) noexcept { return std::malloc(bytes); }
-inline void next_tier_free(void* p, std::size_t /*bytes*/) noexcept { std::free(p); }
+inline void* next_tier_alloc(std::size_t bytes) noexcept {
+    return std::malloc(bytes);
+}
+inline void next_tier_free(void* p, std::size_t /*bytes*/) noexcept {
+    std::free(p);
+}
 inline void* next_tier_realloc(void* p, std::size_t /*old_bytes*/, std::size_t new_bytes) noexcept {
     return std::realloc(p, new_bytes);
 }

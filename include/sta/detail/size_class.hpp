@@ -42,7 +42,9 @@ constexpr std::uint32_t slot_of(std::size_t bytes) noexcept {
 }
 
 /// True for slots served by the pool's free lists (17..32).
-constexpr bool is_pooled_slot(std::uint32_t slot) noexcept { return slot >= largest_class_slot; }
+constexpr bool is_pooled_slot(std::uint32_t slot) noexcept {
+    return slot >= largest_class_slot;
+}
 
 /// The free list a pooled slot uses: slots 30..32 share the 8 B class of slot 29.
 constexpr std::uint32_t canonical_slot(std::uint32_t slot) noexcept {
@@ -55,7 +57,9 @@ constexpr std::size_t class_bytes_of_slot(std::uint32_t slot) noexcept {
 }
 
 /// True when `bytes` is served by the pool's free lists; size 0 is (an 8 B block).
-constexpr bool is_pooled_size(std::size_t bytes) noexcept { return bytes <= max_class_bytes; }
+constexpr bool is_pooled_size(std::size_t bytes) noexcept {
+    return bytes <= max_class_bytes;
+}
 
 /// Block bytes behind a pooled request size; size 0 gets the 8 B class.
 constexpr std::size_t class_bytes_of_size(std::size_t bytes) noexcept {
