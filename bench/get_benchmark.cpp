@@ -1,0 +1,285 @@
+// sta-pool: the hot allocation paths, the seed's sta_allocator_get_benchmark.
+//
+// Three patterns, per allocator and size class:
+//   fresh     allocations only, free lists empty: the pool's bump path. Every run
+//             takes new memory (the pool gets its own tagged instance and never
+//             frees; peers keep every block and release it all after the run), with a
+//             fixed number of iterations so the pool cannot run the machine dry.
+//   pure_get  allocations served from a warm free list: a batch is allocated (timed)
+//             and given back (not timed), again and again.
+//   balanced  free + allocate pairs over a ring of live blocks; one op = one pair.
+// Sizes: `ct` — the size is a compile-time constant (the pool's alloc<N>()); `rt` —
+// the size is opaque to the compiler on every call. General-purpose peers have no
+// compile-time path and are measured with `rt` only.
+//
+// A compiler barrier (benchmark::ClobberMemory) follows every call, as the work
+// between allocations does in a program; without it the compiler could fuse an
+// inlined free and the following alloc and the figures would measure nothing.
+//
+// Names: get/<allocator>/<pattern>/<ct|rt>/<bytes>; the counter `ops` is the number
+// of operations per iteration, so ns per op = real_time / ops.
+#include "peers.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <malloc.h>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+enum class pattern { fresh, pure_get, balanced };
+
+template <pattern P, std::uint32_t Bytes, bool CT, int Policy>
+struct pool_tag {};
+
+/// Blocks per batch / ring: about 1 MiB of blocks, between 32 and 1024.
+constexpr std::size_t batch_of(std::size_t bytes) {
+    const std::size_t n = (std::size_t{1} << 20) / bytes;
+    return n < 32 ? 32 : n > 1024 ? 1024 : n;
+}
+
+/// Fresh operations per run: about 32 MiB of blocks, between 4096 and 1 Mi.
+constexpr std::size_t fresh_ops_of(std::size_t bytes) {
+    const std::size_t n = (std::size_t{32} << 20) / bytes;
+    const std::size_t clamped = n < 4096 ? 4096 : n > (std::size_t{1} << 20) ? (1u << 20) : n;
+    return clamped / batch_of(bytes) * batch_of(bytes);
+}
+
+template <class Peer, std::uint32_t Bytes, bool CT>
+struct ops {
+    STA_FORCE_INLINE static void* alloc(Peer& a, std::size_t& n) {
+        if constexpr (CT) {
+            return a.template alloc<Bytes>();
+        } else {
+            benchmark::DoNotOptimize(n); // the size is unknown at every call
+            return a.alloc(n);
+        }
+    }
+    STA_FORCE_INLINE static void free(Peer& a, void* p, std::size_t& n) {
+        if constexpr (CT) {
+            a.template free<Bytes>(p);
+        } else {
+            benchmark::DoNotOptimize(n);
+            a.free(p, n);
+        }
+    }
+};
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds(clock_type::time_point a, clock_type::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+template <class Peer, std::uint32_t Bytes, bool CT>
+void run_fresh(benchmark::State& state) {
+    using op = ops<Peer, Bytes, CT>;
+    constexpr std::size_t batch = batch_of(Bytes);
+    std::size_t n = Bytes;
+    std::vector<void*> ptrs(batch);
+    std::vector<void*> kept; // peers give their blocks back after the run
+    constexpr bool keep = !Peer::compile_time && Peer::reuses; // not the pool: it never frees
+    if constexpr (keep) {
+        kept.reserve(fresh_ops_of(Bytes) + batch);
+        // Fault the peer's memory in once, untimed, and give it back: fresh measures the
+        // allocator's work, not first-touch page faults (the cold-start run does that).
+        // The pool needs no warm-up: its bump path does not touch the blocks.
+        {
+            Peer warm(Bytes); // its own instance: `a` starts with empty free lists
+            for (std::size_t i = 0; i < fresh_ops_of(Bytes); ++i)
+                kept.push_back(warm.alloc(n));
+            for (void* p : kept)
+                warm.free(p, Bytes);
+            warm.release_all();
+        }
+        kept.clear();
+    }
+    Peer a(Bytes);
+    for (auto _ : state) {
+        const auto t0 = clock_type::now();
+        for (std::size_t i = 0; i < batch; ++i) {
+            ptrs[i] = op::alloc(a, n);
+            benchmark::ClobberMemory();
+        }
+        const auto t1 = clock_type::now();
+        state.SetIterationTime(seconds(t0, t1));
+        if (ptrs[0] == nullptr)
+            state.SkipWithError("out of memory");
+        if constexpr (keep)
+            kept.insert(kept.end(), ptrs.begin(), ptrs.end());
+    }
+    for (void* p : kept)
+        a.free(p, Bytes);
+    a.release_all();
+    state.counters["ops"] = static_cast<double>(batch);
+}
+
+template <class Peer, std::uint32_t Bytes, bool CT>
+void run_pure_get(benchmark::State& state) {
+    using op = ops<Peer, Bytes, CT>;
+    constexpr std::size_t batch = batch_of(Bytes);
+    std::size_t n = Bytes;
+    Peer a(Bytes);
+    std::vector<void*> ptrs(batch);
+    auto give_back = [&] {
+        for (std::size_t i = batch; i-- > 0;) {
+            op::free(a, ptrs[i], n);
+            benchmark::ClobberMemory();
+        }
+    };
+    for (std::size_t i = 0; i < batch; ++i) // warm the free list
+        ptrs[i] = op::alloc(a, n);
+    give_back();
+    for (auto _ : state) {
+        const auto t0 = clock_type::now();
+        for (std::size_t i = 0; i < batch; ++i) {
+            ptrs[i] = op::alloc(a, n);
+            benchmark::ClobberMemory();
+        }
+        const auto t1 = clock_type::now();
+        state.SetIterationTime(seconds(t0, t1));
+        give_back();
+    }
+    a.release_all();
+    state.counters["ops"] = static_cast<double>(batch);
+}
+
+template <class Peer, std::uint32_t Bytes, bool CT>
+void run_balanced(benchmark::State& state) {
+    using op = ops<Peer, Bytes, CT>;
+    constexpr std::size_t ring_size = batch_of(Bytes);
+    std::size_t n = Bytes;
+    Peer a(Bytes);
+    std::vector<void*> ring(ring_size);
+    for (std::size_t i = 0; i < ring_size; ++i)
+        ring[i] = op::alloc(a, n);
+    for (auto _ : state) {
+        for (std::size_t i = 0; i < ring_size; ++i) {
+            op::free(a, ring[i], n);
+            benchmark::ClobberMemory();
+            ring[i] = op::alloc(a, n);
+            benchmark::ClobberMemory();
+        }
+    }
+    for (void* p : ring)
+        op::free(a, p, n);
+    a.release_all();
+    state.counters["ops"] = static_cast<double>(ring_size);
+}
+
+template <class Peer, std::uint32_t Bytes, bool CT>
+void add(const std::string& allocator) {
+    if (!Peer::available())
+        return;
+    const std::string tail = std::string(CT ? "/ct/" : "/rt/") + std::to_string(Bytes);
+    benchmark::RegisterBenchmark(("get/" + allocator + "/fresh" + tail).c_str(),
+                                 &run_fresh<Peer, Bytes, CT>)
+        ->Iterations(static_cast<benchmark::IterationCount>(fresh_ops_of(Bytes) / batch_of(Bytes)))
+        ->UseManualTime()
+        ->Unit(benchmark::kNanosecond);
+    if constexpr (Peer::reuses) {
+        benchmark::RegisterBenchmark(("get/" + allocator + "/pure_get" + tail).c_str(),
+                                     &run_pure_get<Peer, Bytes, CT>)
+            ->UseManualTime()
+            ->Unit(benchmark::kNanosecond);
+        benchmark::RegisterBenchmark(("get/" + allocator + "/balanced" + tail).c_str(),
+                                     &run_balanced<Peer, Bytes, CT>)
+            ->UseRealTime()
+            ->Unit(benchmark::kNanosecond);
+    }
+}
+
+/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy).
+template <class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
+struct pool_variant {
+    template <pattern P>
+    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>>;
+};
+
+template <pattern P, class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
+void add_pool_pattern(const std::string& allocator) {
+    using peer = typename pool_variant<Policy, PolicyIndex, Bytes, CT>::template peer<P>;
+    const std::string name = "get/" + allocator +
+                             (P == pattern::fresh      ? "/fresh"
+                              : P == pattern::pure_get ? "/pure_get"
+                                                       : "/balanced") +
+                             (CT ? "/ct/" : "/rt/") + std::to_string(Bytes);
+    if constexpr (P == pattern::fresh)
+        benchmark::RegisterBenchmark(name.c_str(), &run_fresh<peer, Bytes, CT>)
+            ->Iterations(
+                static_cast<benchmark::IterationCount>(fresh_ops_of(Bytes) / batch_of(Bytes)))
+            ->UseManualTime()
+            ->Unit(benchmark::kNanosecond);
+    else if constexpr (P == pattern::pure_get)
+        benchmark::RegisterBenchmark(name.c_str(), &run_pure_get<peer, Bytes, CT>)
+            ->UseManualTime()
+            ->Unit(benchmark::kNanosecond);
+    else
+        benchmark::RegisterBenchmark(name.c_str(), &run_balanced<peer, Bytes, CT>)
+            ->UseRealTime()
+            ->Unit(benchmark::kNanosecond);
+}
+
+template <class Policy, int PolicyIndex, std::uint32_t Bytes>
+void add_pool(const std::string& allocator) {
+    add_pool_pattern<pattern::fresh, Policy, PolicyIndex, Bytes, true>(allocator);
+    add_pool_pattern<pattern::pure_get, Policy, PolicyIndex, Bytes, true>(allocator);
+    add_pool_pattern<pattern::balanced, Policy, PolicyIndex, Bytes, true>(allocator);
+    add_pool_pattern<pattern::fresh, Policy, PolicyIndex, Bytes, false>(allocator);
+    add_pool_pattern<pattern::pure_get, Policy, PolicyIndex, Bytes, false>(allocator);
+    add_pool_pattern<pattern::balanced, Policy, PolicyIndex, Bytes, false>(allocator);
+}
+
+constexpr bool peer_class(std::uint32_t bytes) {
+    return bytes == 8 || bytes == 32 || bytes == 256 || bytes == 4096 || bytes == 32768;
+}
+
+template <std::uint32_t Bytes>
+void add_class() {
+    add_pool<sta::dispatch::self_rewriting_table, 0, Bytes>("sta-table");
+    add_pool<sta::dispatch::inline_branch, 1, Bytes>("sta-branch");
+    if constexpr (peer_class(Bytes)) {
+        add<bench::malloc_peer, Bytes, false>("malloc");
+        add<bench::new_delete_peer, Bytes, false>("std::allocator");
+        add<bench::mimalloc_dl_peer, Bytes, false>("mimalloc-dlopen");
+        add<bench::pmr_pool_peer, Bytes, false>("pmr-unsync-pool");
+        add<bench::pmr_monotonic_peer, Bytes, false>("pmr-monotonic");
+#if STA_BENCH_HAVE_FOONATHAN
+        add<bench::foonathan_pool_peer, Bytes, false>("foonathan-pool");
+        add<bench::foonathan_stack_peer, Bytes, false>("foonathan-stack");
+#endif
+#if STA_BENCH_HAVE_BOOST
+        add<bench::boost_pool_peer, Bytes, false>("boost-pool");
+        add<bench::boost_fast_peer<Bytes>, Bytes, false>("boost-fast-pool");
+#endif
+    }
+}
+
+template <std::size_t... Shift>
+void add_all(std::index_sequence<Shift...>) {
+    (add_class<(std::uint32_t{8} << Shift)>(), ...);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // glibc: keep freed memory mapped (no trimming, no mmap for big blocks), so that a
+    // peer's fresh run measures its allocation work, not page faults on memory glibc
+    // gave back to the OS between runs. First-touch costs are the cold-start run's.
+    ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::AddCustomContext("seed_32B_ns",
+                                "pure get 2.30, balanced 2.45, fresh 1.95 (the seed, Windows)");
+    add_all(std::make_index_sequence<13>{}); // 8 B .. 32 KiB
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
