@@ -1,0 +1,442 @@
+// sta-pool: BSTR and the OLE Automation string functions, portable.
+//
+// What lives here:
+//   sta::OLECHAR, sta::BSTR, sta::HRESULT and friends (the Windows types; on Windows
+//   they are the SDK's own), and the eight functions with their Windows signatures:
+//   SysAllocString, SysAllocStringLen, SysAllocStringByteLen, SysReAllocString,
+//   SysReAllocStringLen, SysFreeString, SysStringLen, SysStringByteLen.
+//
+// On Windows (_WIN32) the functions forward to oleaut32's own. Everywhere else this
+// file implements them over a pluggable heap:
+//   sta::bstr_heap::system           malloc / realloc / free (the default)
+//   sta::bstr_heap::pool<Pool>       sta::memory_pool (or any tagged pool); the byte
+//                                    count in front of the string tells the pool the
+//                                    block's size, so there is no extra header.
+// `sta::bstr_functions<Heap>` holds the functions as static members, so one program
+// can use both heaps side by side (the benchmark and the tests do). The plain names
+// `sta::SysAllocString` ... use `sta::default_bstr_functions`: the pool heap when
+// STA_BSTR_POOL is 1, the system heap otherwise (and oleaut32 on Windows). A BSTR must
+// be freed and reallocated through the same functions that made it; a pool BSTR also
+// belongs to the pool's owner thread.
+//
+// Memory layout (as on Windows):
+//
+//   block --> +----------------+---------------------------+------+-----+
+//             | uint32 byte    | byte_len bytes of data    | 0x00 | 0x00|  (+1 pad byte
+//             | count (prefix) | (UTF-16, or any bytes)    |  NUL OLECHAR |   when odd)
+//             +----------------+---------------------------+------+-----+
+//                              ^ the BSTR points here
+//
+// Documented behaviour kept (Microsoft's pages on each function):
+//   - SysAllocString(NULL) is NULL; SysAllocString(u"") is an empty, non-NULL BSTR.
+//   - SysStringLen / SysStringByteLen of NULL are 0; SysFreeString(NULL) does nothing.
+//   - The Len / ByteLen functions copy embedded NULs and need no terminator in the
+//     source; a NULL source gives a string of the requested length. (Windows leaves it
+//     uninitialised; the Alloc functions here zero it, the ReAlloc ones keep the old
+//     contents and leave the new tail uninitialised, as SetLength relies on.)
+//   - SysAllocStringByteLen with an odd length: the byte after the data is 0 and the
+//     OLECHAR after that is 0 too ("the extra zero"), so SysStringLen rounds down.
+// Guarantees beyond the documentation:
+//   - A source pointing inside the string being reallocated works (Microsoft says
+//     "unexpected results"): the bytes are moved to the front before the block shrinks.
+//   - Shrinking keeps the pointer (system heap: always; pool heap: while the block
+//     stays within the pool's size classes, <= 32 KiB) and never fails there.
+//   - A failed (re)allocation returns NULL / FALSE and leaves *pbstr untouched.
+//   - Lengths above max_bstr_bytes (just under 2 GiB, as on Windows) fail cleanly with
+//     NULL / FALSE before any arithmetic can overflow. A NULL pbstr gives FALSE
+//     (Windows would crash).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <oleauto.h>
+#include <windows.h>
+#else
+#include "sta/memory_pool.hpp"
+#endif
+
+#ifndef STA_BSTR_POOL
+#define STA_BSTR_POOL 0
+#endif
+
+namespace sta {
+
+// ---------------------------------------------------------------------------------
+// Types and result codes.
+// ---------------------------------------------------------------------------------
+#if defined(_WIN32)
+using ::BSTR;
+using ::HRESULT;
+using ::INT;
+using ::LPCOLESTR;
+using ::LPCSTR;
+using ::LPOLESTR;
+using ::OLECHAR;
+using ::UINT;
+#define STA_OLESTR(s) L##s
+#else
+using OLECHAR = char16_t;
+using BSTR = OLECHAR*;
+using LPOLESTR = OLECHAR*;
+using LPCOLESTR = const OLECHAR*;
+using LPCSTR = const char*;
+using INT = int;
+using UINT = unsigned int;
+using HRESULT = std::int32_t;
+#define STA_OLESTR(s) u##s
+
+inline constexpr INT TRUE = 1;
+inline constexpr INT FALSE = 0;
+
+inline constexpr HRESULT S_OK = 0;
+inline constexpr HRESULT S_FALSE = 1;
+inline constexpr HRESULT E_NOTIMPL = static_cast<HRESULT>(0x80004001u);
+inline constexpr HRESULT E_POINTER = static_cast<HRESULT>(0x80004003u);
+inline constexpr HRESULT E_FAIL = static_cast<HRESULT>(0x80004005u);
+inline constexpr HRESULT E_UNEXPECTED = static_cast<HRESULT>(0x8000FFFFu);
+inline constexpr HRESULT E_OUTOFMEMORY = static_cast<HRESULT>(0x8007000Eu);
+inline constexpr HRESULT E_INVALIDARG = static_cast<HRESULT>(0x80070057u);
+inline constexpr std::uint32_t ERROR_ARITHMETIC_OVERFLOW = 534;
+
+constexpr HRESULT HRESULT_FROM_WIN32(std::uint32_t error) noexcept {
+    return error == 0 ? 0 : static_cast<HRESULT>((error & 0xFFFFu) | 0x80070000u);
+}
+constexpr bool SUCCEEDED(HRESULT hr) noexcept {
+    return hr >= 0;
+}
+constexpr bool FAILED(HRESULT hr) noexcept {
+    return hr < 0;
+}
+#endif
+
+static_assert(sizeof(OLECHAR) == 2, "a BSTR holds 16-bit code units");
+
+/// The largest byte length a BSTR may have: the whole block (prefix, data, padding,
+/// terminator) stays below 2 GiB. Longer requests fail with NULL / FALSE.
+inline constexpr std::uint32_t max_bstr_bytes = 0x7FFFFFF0u;
+/// The largest length in characters (SysAllocStringLen, SysReAllocStringLen).
+inline constexpr std::uint32_t max_bstr_chars = max_bstr_bytes / 2;
+
+#if !defined(_WIN32)
+
+// ---------------------------------------------------------------------------------
+// Heaps: where BSTR blocks come from. Each has static alloc / realloc / free taking
+// block sizes, and says whether a shrink is always done where the block lies.
+// ---------------------------------------------------------------------------------
+namespace bstr_heap {
+
+/// malloc / realloc / free. A shrink keeps the block as it is (free needs no size), so
+/// it never moves and never fails; the spare bytes come back at SysFreeString.
+struct system {
+    static void* alloc(std::size_t bytes) noexcept { return std::malloc(bytes); }
+    static void* realloc(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        if (new_bytes <= old_bytes)
+            return p;
+        return std::realloc(p, new_bytes);
+    }
+    static void free(void* p, std::size_t /*bytes*/) noexcept { std::free(p); }
+    static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        return new_bytes <= old_bytes;
+    }
+};
+
+/// A sta::memory_pool (or a tagged basic_memory_pool). The block size is derived from
+/// the BSTR's byte count, so the sized free and realloc need no header of their own.
+template <class Pool = memory_pool>
+struct pool {
+    static void* alloc(std::size_t bytes) noexcept { return Pool::alloc(bytes); }
+    static void* realloc(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        return Pool::realloc(p, old_bytes, new_bytes);
+    }
+    static void free(void* p, std::size_t bytes) noexcept { Pool::free(p, bytes); }
+    /// The pool promises an in-place, infallible shrink only within its size classes.
+    static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        return new_bytes <= old_bytes && old_bytes <= Pool::max_pooled_bytes;
+    }
+};
+
+} // namespace bstr_heap
+
+namespace detail {
+
+inline constexpr std::size_t bstr_prefix_bytes = sizeof(std::uint32_t);
+
+/// Bytes of the block behind a BSTR of `byte_len` bytes: prefix, data, the pad byte
+/// when odd, the 2-byte terminator.
+constexpr std::size_t bstr_block_bytes(std::uint32_t byte_len) noexcept {
+    return bstr_prefix_bytes + byte_len + (byte_len & 1u) + sizeof(OLECHAR);
+}
+
+inline std::byte* bstr_block_of(BSTR s) noexcept {
+    return reinterpret_cast<std::byte*>(s) - bstr_prefix_bytes;
+}
+
+inline std::uint32_t bstr_byte_len(const OLECHAR* s) noexcept {
+    std::uint32_t n;
+    std::memcpy(&n, reinterpret_cast<const std::byte*>(s) - bstr_prefix_bytes, sizeof n);
+    return n;
+}
+
+/// Write the prefix and the terminator of a block that holds `byte_len` bytes of data:
+/// the byte after the data is 0, and so is the OLECHAR after the (rounded-up) data.
+inline BSTR bstr_finish(std::byte* block, std::uint32_t byte_len) noexcept {
+    std::memcpy(block, &byte_len, sizeof byte_len);
+    std::byte* data = block + bstr_prefix_bytes;
+    data[byte_len] = std::byte{0};
+    const std::size_t end = byte_len + (byte_len & 1u);
+    data[end] = std::byte{0};
+    data[end + 1] = std::byte{0};
+    return reinterpret_cast<BSTR>(data);
+}
+
+inline std::uint32_t olestr_length(const OLECHAR* s) noexcept {
+    const OLECHAR* p = s;
+    while (*p != 0)
+        ++p;
+    const auto n = static_cast<std::size_t>(p - s);
+    return n > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<std::uint32_t>(n);
+}
+
+} // namespace detail
+
+// ---------------------------------------------------------------------------------
+// The functions over one heap.
+// ---------------------------------------------------------------------------------
+
+/// The OLE Automation string functions over `Heap`. Static members with the Windows
+/// names and signatures, plus one extension (SysReAllocStringByteLen).
+///
+/// Invariants of every BSTR made here (non-NULL):
+///   - it points 4 bytes into a block of exactly bstr_block_bytes(n) bytes from Heap,
+///     where n = the uint32 prefix = SysStringByteLen, n <= max_bstr_bytes;
+///   - data byte n is 0 and the OLECHAR at index ceil(n / 2) is 0.
+/// detail::bstr_check (in the tests) verifies both.
+template <class Heap>
+struct bstr_functions {
+    using heap = Heap;
+
+    static BSTR SysAllocString(const OLECHAR* psz) noexcept {
+        if (psz == nullptr)
+            return nullptr;
+        const std::uint32_t len = detail::olestr_length(psz);
+        if (len > max_bstr_chars)
+            return nullptr;
+        return allocate(psz, len * 2u);
+    }
+
+    static BSTR SysAllocStringLen(const OLECHAR* strIn, UINT ui) noexcept {
+        if (ui > max_bstr_chars)
+            return nullptr;
+        return allocate(strIn, ui * 2u);
+    }
+
+    static BSTR SysAllocStringByteLen(LPCSTR psz, UINT len) noexcept {
+        if (len > max_bstr_bytes)
+            return nullptr;
+        return allocate(psz, len);
+    }
+
+    static INT SysReAllocString(BSTR* pbstr, const OLECHAR* psz) noexcept {
+        // A NULL source reallocates to an empty string.
+        const std::uint32_t len = psz == nullptr ? 0 : detail::olestr_length(psz);
+        if (len > max_bstr_chars)
+            return FALSE;
+        return reallocate(pbstr, psz, len * 2u);
+    }
+
+    static INT SysReAllocStringLen(BSTR* pbstr, const OLECHAR* psz, unsigned int len) noexcept {
+        if (len > max_bstr_chars)
+            return FALSE;
+        return reallocate(pbstr, psz, len * 2u);
+    }
+
+    /// sta extension (no oleaut32 twin): SysReAllocStringLen counted in bytes, so odd
+    /// byte lengths survive; CComBSTR's byte-wise members grow through it.
+    static INT SysReAllocStringByteLen(BSTR* pbstr, LPCSTR psz, unsigned int len) noexcept {
+        if (len > max_bstr_bytes)
+            return FALSE;
+        return reallocate(pbstr, psz, len);
+    }
+
+    static void SysFreeString(BSTR bstrString) noexcept {
+        if (bstrString == nullptr)
+            return;
+        Heap::free(detail::bstr_block_of(bstrString),
+                   detail::bstr_block_bytes(detail::bstr_byte_len(bstrString)));
+    }
+
+    static UINT SysStringLen(BSTR pbstr) noexcept {
+        return pbstr == nullptr ? 0u : detail::bstr_byte_len(pbstr) / 2u;
+    }
+
+    static UINT SysStringByteLen(BSTR bstr) noexcept {
+        return bstr == nullptr ? 0u : detail::bstr_byte_len(bstr);
+    }
+
+  private:
+    /// A new BSTR of `bytes` bytes copied from `src` (zeroed when src is NULL).
+    static BSTR allocate(const void* src, std::uint32_t bytes) noexcept {
+        auto* block = static_cast<std::byte*>(Heap::alloc(detail::bstr_block_bytes(bytes)));
+        if (block == nullptr)
+            return nullptr;
+        std::byte* data = block + detail::bstr_prefix_bytes;
+        if (src != nullptr)
+            std::memcpy(data, src, bytes);
+        else
+            std::memset(data, 0, bytes);
+        return detail::bstr_finish(block, bytes);
+    }
+
+    /// *pbstr becomes `new_bytes` bytes copied from `src`, or its old bytes (up to
+    /// new_bytes) when src is NULL. FALSE, with *pbstr untouched, when memory is short.
+    static INT reallocate(BSTR* pbstr, const void* src, std::uint32_t new_bytes) noexcept {
+        if (pbstr == nullptr)
+            return FALSE;
+        if (*pbstr == nullptr) {
+            BSTR fresh = allocate(src, new_bytes);
+            if (fresh == nullptr)
+                return FALSE;
+            *pbstr = fresh;
+            return TRUE;
+        }
+        std::byte* const block = detail::bstr_block_of(*pbstr);
+        const std::uint32_t old_len = detail::bstr_byte_len(*pbstr);
+        const std::size_t old_block = detail::bstr_block_bytes(old_len);
+        const std::size_t new_block = detail::bstr_block_bytes(new_bytes);
+        const std::byte* const data = block + detail::bstr_prefix_bytes;
+
+        // Does the source lie in the block being reallocated? Ordered through
+        // std::less, which is total even for unrelated pointers.
+        const auto* s = static_cast<const std::byte*>(src);
+        const bool inside = s != nullptr && !std::less<const std::byte*>{}(s, block) &&
+                            std::less<const std::byte*>{}(s, block + old_block);
+
+        if (inside && s == data && new_bytes <= old_len)
+            src = nullptr; // the string's own prefix: nothing to copy
+        else if (inside) {
+            // Only a source within the old data is meaningful, so new_bytes fits there.
+            if (Heap::shrinks_in_place(old_block, new_block)) {
+                std::memmove(const_cast<std::byte*>(data), s, new_bytes);
+                src = nullptr;
+            } else {
+                // Copy before free: a new block, then the old one goes.
+                BSTR fresh = allocate(s, new_bytes);
+                if (fresh == nullptr)
+                    return FALSE;
+                SysFreeString(*pbstr);
+                *pbstr = fresh;
+                return TRUE;
+            }
+        }
+        auto* moved = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
+        if (moved == nullptr)
+            return FALSE;
+        if (src != nullptr)
+            std::memcpy(moved + detail::bstr_prefix_bytes, src, new_bytes);
+        *pbstr = detail::bstr_finish(moved, new_bytes);
+        return TRUE;
+    }
+};
+
+#if STA_BSTR_POOL
+using default_bstr_functions = bstr_functions<bstr_heap::pool<>>;
+#else
+using default_bstr_functions = bstr_functions<bstr_heap::system>;
+#endif
+
+#else // _WIN32
+
+/// oleaut32's own functions, behind the same static-member interface.
+struct oleaut32_bstr_functions {
+    static BSTR SysAllocString(const OLECHAR* psz) noexcept { return ::SysAllocString(psz); }
+    static BSTR SysAllocStringLen(const OLECHAR* strIn, UINT ui) noexcept {
+        return ::SysAllocStringLen(strIn, ui);
+    }
+    static BSTR SysAllocStringByteLen(LPCSTR psz, UINT len) noexcept {
+        return ::SysAllocStringByteLen(psz, len);
+    }
+    static INT SysReAllocString(BSTR* pbstr, const OLECHAR* psz) noexcept {
+        return ::SysReAllocString(pbstr, psz);
+    }
+    static INT SysReAllocStringLen(BSTR* pbstr, const OLECHAR* psz, unsigned int len) noexcept {
+        return ::SysReAllocStringLen(pbstr, psz, len);
+    }
+    /// sta extension: oleaut32 has no byte-wise realloc. Even lengths from an outside
+    /// source grow through SysReAllocStringLen; odd lengths, and sources inside the
+    /// string, are allocated, copied and then the old string is freed.
+    static INT SysReAllocStringByteLen(BSTR* pbstr, LPCSTR psz, unsigned int len) noexcept {
+        if (pbstr == nullptr)
+            return FALSE;
+        const auto* old = reinterpret_cast<const char*>(*pbstr);
+        const UINT old_bytes = ::SysStringByteLen(*pbstr);
+        const bool inside = psz != nullptr && old != nullptr &&
+                            !std::less<const char*>{}(psz, old) &&
+                            std::less<const char*>{}(psz, old + old_bytes + sizeof(OLECHAR));
+        if (len % 2 == 0 && !inside) {
+            if (!::SysReAllocStringLen(pbstr, nullptr, len / 2))
+                return FALSE;
+            if (psz != nullptr)
+                std::memcpy(*pbstr, psz, len);
+            return TRUE;
+        }
+        BSTR fresh = ::SysAllocStringByteLen(nullptr, len);
+        if (fresh == nullptr)
+            return FALSE;
+        if (psz != nullptr)
+            std::memcpy(fresh, psz, len);
+        else if (old != nullptr)
+            std::memcpy(fresh, old, old_bytes < len ? old_bytes : len);
+        ::SysFreeString(*pbstr);
+        *pbstr = fresh;
+        return TRUE;
+    }
+    static void SysFreeString(BSTR bstrString) noexcept { ::SysFreeString(bstrString); }
+    static UINT SysStringLen(BSTR pbstr) noexcept { return ::SysStringLen(pbstr); }
+    static UINT SysStringByteLen(BSTR bstr) noexcept { return ::SysStringByteLen(bstr); }
+};
+
+using default_bstr_functions = oleaut32_bstr_functions;
+
+#endif // _WIN32
+
+// ---------------------------------------------------------------------------------
+// The plain names: sta::SysAllocString(...) and so on, over the default functions.
+// ---------------------------------------------------------------------------------
+
+inline BSTR SysAllocString(const OLECHAR* psz) noexcept {
+    return default_bstr_functions::SysAllocString(psz);
+}
+inline BSTR SysAllocStringLen(const OLECHAR* strIn, UINT ui) noexcept {
+    return default_bstr_functions::SysAllocStringLen(strIn, ui);
+}
+inline BSTR SysAllocStringByteLen(LPCSTR psz, UINT len) noexcept {
+    return default_bstr_functions::SysAllocStringByteLen(psz, len);
+}
+inline INT SysReAllocString(BSTR* pbstr, const OLECHAR* psz) noexcept {
+    return default_bstr_functions::SysReAllocString(pbstr, psz);
+}
+inline INT SysReAllocStringLen(BSTR* pbstr, const OLECHAR* psz, unsigned int len) noexcept {
+    return default_bstr_functions::SysReAllocStringLen(pbstr, psz, len);
+}
+inline void SysFreeString(BSTR bstrString) noexcept {
+    default_bstr_functions::SysFreeString(bstrString);
+}
+inline UINT SysStringLen(BSTR pbstr) noexcept {
+    return default_bstr_functions::SysStringLen(pbstr);
+}
+inline UINT SysStringByteLen(BSTR bstr) noexcept {
+    return default_bstr_functions::SysStringByteLen(bstr);
+}
+
+} // namespace sta

@@ -1,0 +1,450 @@
+// sta/bstr.hpp: the OLE Automation string functions, checked against Microsoft's
+// documented behaviour. Every typed test runs on both Linux heaps (system, pool), each
+// wrapped in a counting heap that can refuse memory; the fixture fails a test that
+// leaks a block.
+#include "bstr_test_support.hpp"
+#include "pool_test_support.hpp"
+
+#include <climits>
+#include <random>
+#include <vector>
+
+namespace {
+using namespace sta_test;
+using sta::BSTR;
+using sta::OLECHAR;
+
+template <class F>
+class Bstr : public ::testing::Test {
+  protected:
+    using heap = typename F::heap;
+    void SetUp() override { heap::reset(); }
+    void TearDown() override { EXPECT_EQ(heap::live, 0) << "a BSTR leaked"; }
+};
+TYPED_TEST_SUITE(Bstr, bstr_variants, bstr_variant_names);
+
+#define FUNCTIONS                                                                                  \
+    using F = TypeParam;                                                                           \
+    using heap = typename F::heap;                                                                 \
+    (void)sizeof(heap)
+
+// Guards the NULL rule of SysAllocString: a NULL source gives NULL, not an empty string.
+TYPED_TEST(Bstr, AllocStringOfNullIsNull) {
+    FUNCTIONS;
+    EXPECT_EQ(F::SysAllocString(nullptr), nullptr);
+    EXPECT_EQ(heap::allocs, 0);
+}
+
+// Guards NULL versus empty: u"" gives a real, empty, terminated string.
+TYPED_TEST(Bstr, AllocStringOfEmptyIsEmptyNotNull) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(F::SysStringLen(b), 0u);
+    EXPECT_EQ(F::SysStringByteLen(b), 0u);
+    EXPECT_EQ(layout_problem(b, 0), "");
+    F::SysFreeString(b);
+}
+
+// Guards the layout: uint32 byte count before the pointer, NUL OLECHAR after the data.
+TYPED_TEST(Bstr, AllocStringHasWindowsLayout) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"hiya");
+    EXPECT_EQ(layout_problem(b, 8), "");
+    EXPECT_EQ(F::SysStringLen(b), 4u);
+    EXPECT_EQ(F::SysStringByteLen(b), 8u);
+    EXPECT_EQ(text(b, 4), u"hiya");
+    F::SysFreeString(b);
+}
+
+// Guards SysAllocStringLen against stopping at an embedded NUL.
+TYPED_TEST(Bstr, AllocStringLenKeepsEmbeddedNuls) {
+    FUNCTIONS;
+    const OLECHAR src[] = {u'a', 0, u'b', 0, u'c'};
+    BSTR b = F::SysAllocStringLen(src, 5);
+    EXPECT_EQ(layout_problem(b, 10), "");
+    EXPECT_EQ(text(b, 5), std::u16string(src, 5));
+    F::SysFreeString(b);
+}
+
+// Guards SysAllocStringLen(NULL, n): a string of n characters (zeroed here).
+TYPED_TEST(Bstr, AllocStringLenOfNullGivesRequestedLength) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocStringLen(nullptr, 7);
+    EXPECT_EQ(layout_problem(b, 14), "");
+    EXPECT_EQ(F::SysStringLen(b), 7u);
+    for (int i = 0; i < 7; ++i)
+        EXPECT_EQ(b[i], 0);
+    F::SysFreeString(b);
+}
+
+// Guards the odd byte length: the byte after the data and the next OLECHAR are zero,
+// and SysStringLen rounds down.
+TYPED_TEST(Bstr, AllocStringByteLenOddLengthHasTheExtraZero) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocStringByteLen("abc", 3);
+    EXPECT_EQ(layout_problem(b, 3), "");
+    EXPECT_EQ(F::SysStringByteLen(b), 3u);
+    EXPECT_EQ(F::SysStringLen(b), 1u);
+    EXPECT_EQ(std::memcmp(b, "abc", 4), 0); // "abc" and the extra zero
+    F::SysFreeString(b);
+}
+
+// Guards SysAllocStringByteLen with binary data: embedded zero bytes and no terminator.
+TYPED_TEST(Bstr, AllocStringByteLenCopiesBinaryData) {
+    FUNCTIONS;
+    const char bytes[] = {'\x01', '\0', '\xFF', '\0', '\x7F', '\x80'};
+    BSTR b = F::SysAllocStringByteLen(bytes, 6);
+    EXPECT_EQ(layout_problem(b, 6), "");
+    EXPECT_EQ(std::memcmp(b, bytes, 6), 0);
+    F::SysFreeString(b);
+    BSTR z = F::SysAllocStringByteLen(nullptr, 5);
+    EXPECT_EQ(layout_problem(z, 5), "");
+    F::SysFreeString(z);
+}
+
+// Guards the documented NULL handling of the length and free functions.
+TYPED_TEST(Bstr, NullStringHasZeroLengthAndFreesAsNoOp) {
+    FUNCTIONS;
+    EXPECT_EQ(F::SysStringLen(nullptr), 0u);
+    EXPECT_EQ(F::SysStringByteLen(nullptr), 0u);
+    F::SysFreeString(nullptr);
+    EXPECT_EQ(heap::frees, 0);
+}
+
+// Guards the maximum lengths: too long fails with NULL / FALSE before any arithmetic
+// can wrap, and nothing reaches the heap.
+TYPED_TEST(Bstr, LengthsAboveTheMaximumFailCleanly) {
+    FUNCTIONS;
+    EXPECT_EQ(F::SysAllocStringLen(nullptr, sta::max_bstr_chars + 1), nullptr);
+    EXPECT_EQ(F::SysAllocStringLen(nullptr, UINT_MAX), nullptr);
+    EXPECT_EQ(F::SysAllocStringLen(nullptr, 0x80000000u), nullptr); // * 2 wraps to 0
+    EXPECT_EQ(F::SysAllocStringByteLen(nullptr, sta::max_bstr_bytes + 1), nullptr);
+    EXPECT_EQ(F::SysAllocStringByteLen(nullptr, UINT_MAX), nullptr);
+    BSTR b = F::SysAllocString(u"keep");
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, UINT_MAX), sta::FALSE);
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 0x80000000u), sta::FALSE);
+    EXPECT_EQ(F::SysReAllocStringByteLen(&b, nullptr, UINT_MAX), sta::FALSE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"keep");
+    EXPECT_EQ(heap::allocs, 1);
+    EXPECT_EQ(heap::reallocs, 0);
+    F::SysFreeString(b);
+}
+
+// Guards the exact limit: the longest allowed string reaches the heap with the right,
+// unwrapped block size (the heap refuses it here).
+TYPED_TEST(Bstr, TheMaximumLengthIsAskedOfTheHeap) {
+    FUNCTIONS;
+    heap::grants_left = 0;
+    EXPECT_EQ(F::SysAllocStringLen(nullptr, sta::max_bstr_chars), nullptr);
+    EXPECT_EQ(heap::last_request, std::size_t{4} + sta::max_bstr_bytes + 2);
+    EXPECT_EQ(F::SysAllocStringByteLen(nullptr, sta::max_bstr_bytes - 1), nullptr);
+    EXPECT_EQ(heap::last_request, std::size_t{4} + sta::max_bstr_bytes + 2);
+}
+
+// Guards injected out-of-memory: allocation returns NULL and nothing leaks.
+TYPED_TEST(Bstr, RefusedAllocationGivesNull) {
+    FUNCTIONS;
+    heap::grants_left = 0;
+    EXPECT_EQ(F::SysAllocString(u"x"), nullptr);
+    EXPECT_EQ(F::SysAllocStringLen(u"x", 1), nullptr);
+    EXPECT_EQ(F::SysAllocStringByteLen("x", 1), nullptr);
+    BSTR b = nullptr;
+    EXPECT_EQ(F::SysReAllocString(&b, u"x"), sta::FALSE);
+    EXPECT_EQ(b, nullptr);
+}
+
+// Guards SysReAllocString: the string gets the new contents and layout.
+TYPED_TEST(Bstr, ReAllocStringReplacesTheContents) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"Hello");
+    EXPECT_EQ(F::SysReAllocString(&b, u"bye"), sta::TRUE);
+    EXPECT_EQ(layout_problem(b, 6), "");
+    EXPECT_EQ(text(b, 3), u"bye");
+    EXPECT_EQ(F::SysReAllocString(&b, u"a longer string than before"), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"a longer string than before");
+    F::SysFreeString(b);
+}
+
+// Guards SysReAllocString(&b, NULL): an empty string, not a crash or NULL.
+TYPED_TEST(Bstr, ReAllocStringOfNullSourceGivesEmpty) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"text");
+    EXPECT_EQ(F::SysReAllocString(&b, nullptr), sta::TRUE);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(layout_problem(b, 0), "");
+    F::SysFreeString(b);
+}
+
+// Guards reallocating a NULL BSTR: it is allocated.
+TYPED_TEST(Bstr, ReAllocOfNullStringAllocates) {
+    FUNCTIONS;
+    BSTR b = nullptr;
+    EXPECT_EQ(F::SysReAllocStringLen(&b, u"abc", 2), sta::TRUE);
+    EXPECT_EQ(layout_problem(b, 4), "");
+    EXPECT_EQ(text(b, 2), u"ab");
+    F::SysFreeString(b);
+}
+
+// Guards a NULL pbstr: FALSE (Windows would crash), nothing allocated.
+TYPED_TEST(Bstr, ReAllocWithNullPbstrFails) {
+    FUNCTIONS;
+    EXPECT_EQ(F::SysReAllocString(nullptr, u"x"), sta::FALSE);
+    EXPECT_EQ(F::SysReAllocStringLen(nullptr, u"x", 1), sta::FALSE);
+    EXPECT_EQ(heap::allocs, 0);
+}
+
+// Guards the shrink contract: the pointer stays and the kept prefix is intact.
+TYPED_TEST(Bstr, ShrinkKeepsThePointer) {
+    FUNCTIONS;
+    std::u16string big(5000, u'x');
+    for (std::size_t i = 0; i < big.size(); ++i)
+        big[i] = static_cast<OLECHAR>(u'a' + i % 26);
+    BSTR b = F::SysAllocStringLen(big.data(), 5000);
+    BSTR before = b;
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 3000), sta::TRUE);
+    EXPECT_EQ(b, before);
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 10), sta::TRUE);
+    EXPECT_EQ(b, before);
+    EXPECT_EQ(layout_problem(b, 20), "");
+    EXPECT_EQ(text(b, 10), big.substr(0, 10));
+    F::SysFreeString(b);
+}
+
+// Guards that a shrink never fails, even when the heap refuses all memory.
+TYPED_TEST(Bstr, ShrinkSucceedsWithoutMemory) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"abcdefghijklmnopqrstuvwxyz");
+    heap::grants_left = 0;
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 4), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"abcd");
+    EXPECT_EQ(F::SysReAllocString(&b, u"xy"), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"xy");
+    F::SysFreeString(b);
+}
+
+// Guards SysReAllocStringLen(&b, NULL, n): growth keeps the old characters (SetLength
+// relies on it) and terminates at the new length.
+TYPED_TEST(Bstr, ReAllocWithNullSourceKeepsOldContents) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"prefix");
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 1000), sta::TRUE);
+    EXPECT_EQ(F::SysStringLen(b), 1000u);
+    EXPECT_EQ(text(b, 6), u"prefix");
+    EXPECT_EQ(b[1000], 0);
+    F::SysFreeString(b);
+}
+
+// Guards a failed growth: FALSE, and the old string untouched (pointer and bytes).
+TYPED_TEST(Bstr, FailedGrowthLeavesTheStringUntouched) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"unchanged");
+    BSTR before = b;
+    heap::grants_left = 0;
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 100000), sta::FALSE);
+    EXPECT_EQ(F::SysReAllocString(&b, u"a string that needs a larger block"), sta::FALSE);
+    EXPECT_EQ(F::SysReAllocStringByteLen(&b, nullptr, 4097), sta::FALSE);
+    EXPECT_EQ(b, before);
+    EXPECT_EQ(layout_problem(b, 18), "");
+    EXPECT_EQ(text(b, 9), u"unchanged");
+    F::SysFreeString(b);
+}
+
+// Guards a source inside the string being reallocated: the substring, not garbage
+// from a freed block (Microsoft warns of "unexpected results"; here it works).
+TYPED_TEST(Bstr, ReAllocFromInsideTheStringGivesTheSubstring) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"0123456789");
+    EXPECT_EQ(F::SysReAllocStringLen(&b, b + 3, 4), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"3456");
+    EXPECT_EQ(F::SysReAllocString(&b, b + 1), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"456");
+    EXPECT_EQ(F::SysReAllocString(&b, b), sta::TRUE);
+    EXPECT_EQ(text(b, F::SysStringLen(b)), u"456");
+    EXPECT_EQ(layout_problem(b, 6), "");
+    F::SysFreeString(b);
+}
+
+// Guards an inside source that reads the old terminator too (length + 1 from the
+// start): the block must not be freed before the copy.
+TYPED_TEST(Bstr, ReAllocFromInsideIncludingTheTerminator) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"abc");
+    EXPECT_EQ(F::SysReAllocStringLen(&b, b, 4), sta::TRUE);
+    EXPECT_EQ(F::SysStringLen(b), 4u);
+    EXPECT_EQ(text(b, 4), std::u16string(u"abc\0", 4));
+    F::SysFreeString(b);
+}
+
+// Guards the growth path: repeated reallocation never allocates a second block.
+TYPED_TEST(Bstr, GrowthReallocatesInsteadOfAllocating) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(u"");
+    for (unsigned n = 1; n <= 3000; ++n) {
+        ASSERT_EQ(F::SysReAllocStringLen(&b, nullptr, n), sta::TRUE);
+        b[n - 1] = static_cast<OLECHAR>(n);
+    }
+    EXPECT_EQ(heap::allocs, 1);
+    EXPECT_EQ(heap::frees, 0);
+    for (unsigned n = 1; n <= 3000; ++n)
+        ASSERT_EQ(b[n - 1], static_cast<OLECHAR>(n));
+    F::SysFreeString(b);
+}
+
+// The backbone: a seeded random walk of every function on several strings, each
+// checked against a std::u16string model (odd byte lengths modelled as bytes).
+TYPED_TEST(Bstr, RandomWalkMatchesTheModel) {
+    FUNCTIONS;
+    std::mt19937 rng(20240605);
+    constexpr int strings = 8;
+    std::vector<BSTR> s(strings, nullptr);
+    std::vector<std::string> model(strings); // bytes
+    std::vector<bool> is_null(strings, true);
+    auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
+    auto random_bytes = [&](unsigned n) {
+        std::string out(n, '\0');
+        for (auto& c : out)
+            c = static_cast<char>(pick(4) == 0 ? 0 : 'a' + pick(26));
+        return out;
+    };
+    for (int step = 0; step < 4000; ++step) {
+        const unsigned i = pick(strings);
+        const unsigned len = pick(5) == 0 ? pick(20000) : pick(40);
+        switch (pick(6)) {
+        case 0: { // SysAllocStringLen from outside
+            const std::string src = random_bytes(len * 2);
+            F::SysFreeString(s[i]);
+            s[i] = F::SysAllocStringLen(reinterpret_cast<const OLECHAR*>(src.data()), len);
+            model[i] = src, is_null[i] = false;
+            break;
+        }
+        case 1: { // SysAllocStringByteLen, odd lengths too
+            const std::string src = random_bytes(len);
+            F::SysFreeString(s[i]);
+            s[i] = F::SysAllocStringByteLen(src.data(), len);
+            model[i] = src, is_null[i] = false;
+            break;
+        }
+        case 2: { // SysReAllocStringLen with NULL: keep, grow or shrink
+            if (F::SysReAllocStringLen(&s[i], nullptr, len) == sta::FALSE)
+                break;
+            const std::size_t keep = std::min<std::size_t>(model[i].size(), len * 2);
+            std::string next = model[i].substr(0, keep);
+            next.resize(len * 2, '\0');
+            for (std::size_t k = keep; k < next.size(); ++k)
+                reinterpret_cast<char*>(s[i])[k] = next[k] = static_cast<char>('A' + k % 26);
+            model[i] = next, is_null[i] = false;
+            break;
+        }
+        case 3: { // from inside itself
+            const std::size_t chars = model[i].size() / 2;
+            if (is_null[i] || chars == 0)
+                break;
+            const std::size_t from = pick(static_cast<unsigned>(chars));
+            const std::size_t n = pick(static_cast<unsigned>(chars - from + 1));
+            ASSERT_EQ(F::SysReAllocStringLen(&s[i], s[i] + from, static_cast<unsigned>(n)),
+                      sta::TRUE);
+            model[i] = model[i].substr(from * 2, n * 2);
+            break;
+        }
+        case 4: { // SysReAllocStringByteLen from another string
+            const unsigned j = pick(strings);
+            if (is_null[j] || j == i)
+                break;
+            ASSERT_EQ(F::SysReAllocStringByteLen(&s[i], reinterpret_cast<const char*>(s[j]),
+                                                 F::SysStringByteLen(s[j])),
+                      sta::TRUE);
+            model[i] = model[j], is_null[i] = false;
+            break;
+        }
+        default:
+            F::SysFreeString(s[i]);
+            s[i] = nullptr, model[i].clear(), is_null[i] = true;
+        }
+        ASSERT_EQ(s[i] == nullptr, is_null[i]) << "step " << step;
+        if (s[i] != nullptr) {
+            const auto bytes = static_cast<std::uint32_t>(model[i].size());
+            ASSERT_EQ(layout_problem(s[i], bytes), "") << "step " << step;
+            ASSERT_EQ(std::memcmp(s[i], model[i].data(), bytes), 0) << "step " << step;
+        }
+    }
+    for (BSTR b : s)
+        F::SysFreeString(b);
+}
+
+// ---------------------------------------------------------------------------------
+// The pool heap on its own.
+// ---------------------------------------------------------------------------------
+
+// Guards that the pool's own out-of-memory (a refused page) reaches the caller as
+// FALSE with the string intact.
+TEST(BstrPool, RefusedPageLeavesTheStringIntact) {
+    struct tag {};
+    using pool = sta::basic_memory_pool<sta::dispatch::default_policy, tag>;
+    using F = sta::bstr_functions<sta::bstr_heap::pool<pool>>;
+    using pages = limited_pages<tag>;
+    pages::budget = 1;
+    pool::detail_state().map_pages = &pages::map;
+    pool::set_page_bytes(256 * 1024);
+    BSTR b = F::SysAllocString(u"intact");
+    void* blocker = pool::alloc(16); // b is no longer the last block bumped
+    std::vector<void*> fill;
+    while (pool::detail_state().end - pool::detail_state().cursor >= 32768)
+        fill.push_back(pool::alloc(32768));
+    BSTR before = b;
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 16000), sta::FALSE); // needs 32 KiB
+    EXPECT_EQ(b, before);
+    EXPECT_EQ(layout_problem(b, 12), "");
+    EXPECT_EQ(text(b, 6), u"intact");
+    EXPECT_EQ(F::SysReAllocStringLen(&b, nullptr, 2), sta::TRUE); // a shrink still works
+    EXPECT_EQ(b, before);
+    F::SysFreeString(b);
+    pool::free(blocker, 16);
+    for (void* p : fill)
+        pool::free(p, 32768);
+}
+
+// Guards "no extra header": a pool BSTR's block is exactly prefix + data + terminator,
+// so the free with the derived size puts it back in the right class.
+TEST(BstrPool, FreedBlockComesBackForTheSameSize) {
+    struct tag {};
+    using pool = sta::basic_memory_pool<sta::dispatch::default_policy, tag>;
+    using F = sta::bstr_functions<sta::bstr_heap::pool<pool>>;
+    BSTR a = F::SysAllocStringLen(nullptr, 29); // 4 + 58 + 2 = 64 bytes: the 64 B class
+    void* block = reinterpret_cast<char*>(a) - 4;
+    F::SysFreeString(a);
+    EXPECT_EQ(pool::alloc(64), block);
+    pool::free(block, 64);
+}
+
+// ---------------------------------------------------------------------------------
+// The plain names.
+// ---------------------------------------------------------------------------------
+
+// Guards the plain sta::Sys* names: they work and agree with each other (this file is
+// built twice: STA_BSTR_POOL=0 and =1).
+TEST(BstrDefault, PlainNamesRoundTrip) {
+    BSTR b = sta::SysAllocString(u"plain");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(sta::SysStringLen(b), 5u);
+    EXPECT_EQ(sta::SysReAllocString(&b, u"plainer"), sta::TRUE);
+    EXPECT_EQ(sta::SysReAllocStringLen(&b, b, 5), sta::TRUE);
+    EXPECT_EQ(text(b, sta::SysStringLen(b)), u"plain");
+    EXPECT_EQ(sta::SysStringByteLen(b), 10u);
+    sta::SysFreeString(b);
+    BSTR c = sta::SysAllocStringLen(u"ab", 1);
+    BSTR d = sta::SysAllocStringByteLen("xyz", 3);
+    EXPECT_EQ(layout_problem(c, 2), "");
+    EXPECT_EQ(layout_problem(d, 3), "");
+    sta::SysFreeString(c);
+    sta::SysFreeString(d);
+#if STA_BSTR_POOL
+    EXPECT_TRUE(
+        (std::is_same_v<sta::default_bstr_functions, sta::bstr_functions<sta::bstr_heap::pool<>>>));
+#else
+    EXPECT_TRUE(
+        (std::is_same_v<sta::default_bstr_functions, sta::bstr_functions<sta::bstr_heap::system>>));
+#endif
+}
+
+} // namespace
