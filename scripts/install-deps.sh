@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh --bench  also the peers the benchmark report measures
 set -euo pipefail
 packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev
-          valgrind python3)
+          valgrind python3
+          libexpat1-dev shared-mime-info iso-codes) # the XML DOM test: Expat and real files
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine)
