@@ -47,6 +47,7 @@
 //     (Windows would crash).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -153,16 +154,32 @@ struct system {
 
 /// A sta::memory_pool (or a tagged basic_memory_pool). The block size is derived from
 /// the BSTR's byte count, so the sized free and realloc need no header of their own.
+/// Up to 32 KiB the block is asked for as its whole power-of-two class, so growth within
+/// the class keeps the block without calling the pool at all. Above, sizes are rounded up to steps
+/// of 1/8 of their power of two (at most 12.5% spare), so a string that keeps growing reallocates
+/// O(log n) times instead of on every append.
 template <class Pool = memory_pool>
 struct pool {
-    static void* alloc(std::size_t bytes) noexcept { return Pool::alloc(bytes); }
-    static void* realloc(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
-        return Pool::realloc(p, old_bytes, new_bytes);
+    static constexpr std::size_t capacity(std::size_t bytes) noexcept {
+        if (bytes <= Pool::max_pooled_bytes)
+            return detail::class_bytes_of_size(bytes);
+        const std::size_t step = std::bit_floor(bytes) / 8;
+        return (bytes + step - 1) / step * step;
     }
-    static void free(void* p, std::size_t bytes) noexcept { Pool::free(p, bytes); }
-    /// The pool promises an in-place, infallible shrink only within its size classes.
+    static void* alloc(std::size_t bytes) noexcept { return Pool::alloc(capacity(bytes)); }
+    static void* realloc(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        const std::size_t old_capacity = capacity(old_bytes);
+        const std::size_t new_capacity = capacity(new_bytes);
+        if (old_capacity == new_capacity)
+            return p;
+        return Pool::realloc(p, old_capacity, new_capacity);
+    }
+    static void free(void* p, std::size_t bytes) noexcept { Pool::free(p, capacity(bytes)); }
+    /// The pool promises an in-place, infallible shrink only within its size classes
+    /// (and here, within one capacity step).
     static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
-        return new_bytes <= old_bytes && old_bytes <= Pool::max_pooled_bytes;
+        return new_bytes <= old_bytes &&
+               (old_bytes <= Pool::max_pooled_bytes || capacity(old_bytes) == capacity(new_bytes));
     }
 };
 
