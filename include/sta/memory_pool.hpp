@@ -48,7 +48,9 @@ struct inline_branch {
     using engine = detail::branch_engine<Tag>;
 };
 
-/// The policy of sta::memory_pool, chosen by measurement (docs/dispatch.md).
+/// The policy of sta::memory_pool, chosen by measurement (docs/dispatch.md): fewer
+/// instructions than the table on every compile-time-size pattern (callgrind, 32 B:
+/// fresh 10 vs 11, pure get 6 vs 9, free + alloc 11 vs 15) and no indirect call.
 using default_policy = inline_branch;
 
 } // namespace dispatch
