@@ -560,6 +560,73 @@ TEST(Arena, RandomWalkKeepsPatternsAndInvariants) {
     EXPECT_EQ(counting_source::bytes_out, 0u);
 }
 
+// Guards the block cache: a block one arena released is the block the next arena on
+// the thread bumps in, with no new mapping.
+TEST(ArenaBlockCache, ReleasedBlockIsReusedByTheNextArena) {
+    sta::arena_block_cache::trim();
+    void* first = nullptr;
+    {
+        arena a;
+        first = a.allocate(100);
+    }
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), arena::default_block_bytes);
+    arena b;
+    EXPECT_EQ(b.allocate(100), first);
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 0u);
+}
+
+// Guards the cache limit: released blocks beyond it go back to the OS.
+TEST(ArenaBlockCache, KeepsNoMoreThanItsLimit) {
+    sta::arena_block_cache::trim();
+    const std::size_t limit = sta::arena_block_cache::limit_bytes();
+    sta::arena_block_cache::set_limit_bytes(2 * arena::default_block_bytes);
+    {
+        arena a;
+        for (int i = 0; i < 17; ++i) // four fit in a block: five blocks
+            ASSERT_NE(a.allocate(16000), nullptr);
+        EXPECT_EQ(a.stats().blocks, 5u);
+    }
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 2 * arena::default_block_bytes);
+    sta::arena_block_cache::set_limit_bytes(limit);
+    sta::arena_block_cache::trim();
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 0u);
+}
+
+// Guards the cache's size rule: a dedicated block of an odd size is unmapped, not kept.
+TEST(ArenaBlockCache, DedicatedBlocksOfOddSizesAreNotCached) {
+    sta::arena_block_cache::trim();
+    {
+        arena a;
+        ASSERT_NE(a.allocate(200000), nullptr);
+        EXPECT_EQ(a.stats().dedicated_blocks, 1u);
+    }
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 0u);
+}
+
+// Guards the opt-out: with os_block_source every release unmaps.
+TEST(ArenaBlockCache, OsBlockSourceBypassesTheCache) {
+    sta::arena_block_cache::trim();
+    {
+        arena a(arena::default_block_bytes, sta::os_block_source());
+        ASSERT_NE(a.allocate(100), nullptr);
+    }
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 0u);
+}
+
+// Guards the thread rule of the cache: blocks released on another thread go to that
+// thread's cache (emptied when it ends), not to this one's.
+TEST(ArenaBlockCache, EachThreadHasItsOwnCache) {
+    sta::arena_block_cache::trim();
+    std::thread t([] {
+        arena a;
+        (void)a.allocate(100);
+        a.release();
+        EXPECT_EQ(sta::arena_block_cache::cached_bytes(), arena::default_block_bytes);
+    });
+    t.join();
+    EXPECT_EQ(sta::arena_block_cache::cached_bytes(), 0u);
+}
+
 #if defined(STA_POOL_ASAN) && STA_POOL_ASAN
 // Guards the sanitizer hooks: memory that reset() took back is poisoned, so a read of
 // a pointer from before the reset is reported instead of silently seeing new data.
