@@ -13,6 +13,7 @@
 // Memory is kept until the process ends: pages are never returned to the OS.
 #pragma once
 
+#include "sta/detail/checked.hpp"
 #include "sta/detail/config.hpp"
 #include "sta/detail/dispatch_branch.hpp"
 #include "sta/detail/dispatch_table.hpp"
@@ -143,6 +144,9 @@ class basic_memory_pool {
         if (p == nullptr)
             return alloc(new_bytes);
         detail::check_owner(engine::state(), engine::name);
+#if STA_POOL_CHECKS
+        detail::checked_live(engine::state(), engine::name, p, old_bytes, "reallocated");
+#endif
         const bool old_pooled = detail::is_pooled_size(old_bytes);
         const bool new_pooled = detail::is_pooled_size(new_bytes);
         if (old_pooled && new_pooled) {
@@ -159,11 +163,21 @@ class basic_memory_pool {
             if (in_place) {
                 count_free(old_bytes);
                 count_alloc(new_bytes);
-                detail::hooks::block_resized(p, new_bytes, new_class);
+                detail::hooks::block_resized(p, old_bytes, new_bytes, new_class);
+#if STA_POOL_CHECKS
+                detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(p), p,
+                                      new_bytes);
+#endif
                 return p;
             }
         } else if (!old_pooled && !new_pooled) {
-            return detail::next_tier_realloc(p, old_bytes, new_bytes);
+            [[maybe_unused]] const auto old_address = reinterpret_cast<std::uintptr_t>(p);
+            void* q = detail::next_tier_realloc(p, old_bytes, new_bytes);
+#if STA_POOL_CHECKS
+            if (q != nullptr)
+                detail::checked_moved(engine::state(), old_address, q, new_bytes);
+#endif
+            return q;
         }
         // Between classes or tiers: move. A shrink from above 32 KiB into the pool
         // moves too, because the sized free must find the block where its size says.
@@ -193,7 +207,9 @@ class basic_memory_pool {
         engine::state().page_bytes = bytes;
     }
 
-    static std::size_t page_bytes() noexcept { return engine::state().page_bytes; }
+    static std::size_t page_bytes() noexcept {
+        return engine::state().page_bytes;
+    }
 
     /// What the pool holds now. Walks the free lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {
@@ -208,10 +224,8 @@ class basic_memory_pool {
             const std::uint32_t slot = detail::smallest_class_slot - i;
             class_stats& c = out.classes[i];
             c.block_bytes = detail::class_bytes_of_slot(slot);
-            for (detail::free_block* b = s.heads[slot]; b != nullptr; b = b->next) {
-                detail::hooks::link_reading(b);
+            for (void* b = s.heads[slot]; b != nullptr; b = detail::hooks::load_link(b))
                 ++c.free_blocks;
-            }
             out.bytes_free += c.free_blocks * c.block_bytes;
 #if STA_POOL_STATS
             c.allocations = s.allocations[slot];
@@ -241,17 +255,35 @@ class basic_memory_pool {
   private:
     using core = detail::pool_core<engine>;
 
-    STA_FORCE_INLINE static void after_alloc(void* p, std::size_t bytes) noexcept {
-        if (p != nullptr && detail::is_pooled_size(bytes)) {
+    // The hook sites of the pool. In a release build without a tool backend,
+    // without STA_POOL_STATS and without STA_POOL_CHECKS they compile to nothing;
+    // tests/hooks_cost proves it against a build with them cut out
+    // (STA_POOL_NO_HOOKS, for that test only).
+    STA_FORCE_INLINE static void after_alloc([[maybe_unused]] void* p,
+                                             [[maybe_unused]] std::size_t bytes) noexcept {
+#if !STA_POOL_NO_HOOKS
+        if (p == nullptr)
+            return;
+        if (detail::is_pooled_size(bytes)) {
             detail::hooks::block_allocated(p, bytes, detail::class_bytes_of_size(bytes));
             count_alloc(bytes);
         }
+#if STA_POOL_CHECKS
+        detail::checked_allocated(engine::state(), p, bytes);
+#endif
+#endif
     }
-    STA_FORCE_INLINE static void before_free(void* p, std::size_t bytes) noexcept {
+    STA_FORCE_INLINE static void before_free([[maybe_unused]] void* p,
+                                             [[maybe_unused]] std::size_t bytes) noexcept {
+#if !STA_POOL_NO_HOOKS
+#if STA_POOL_CHECKS
+        detail::checked_freed(engine::state(), engine::name, p, bytes);
+#endif
         if (detail::is_pooled_size(bytes)) {
             detail::hooks::block_freed(p, detail::class_bytes_of_size(bytes));
             count_free(bytes);
         }
+#endif
     }
     STA_FORCE_INLINE static void count_alloc([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS

@@ -8,7 +8,12 @@
 //                    0 (default): only what can be derived without counters is
 //                    reported by stats(); the fast path carries no counter.
 //
-// Both must be the same in every translation unit of a program.
+//   STA_POOL_VALGRIND 1: tell valgrind's memcheck about pool blocks (detail/hooks.hpp).
+//                    ASan needs no switch: -fsanitize=address is detected.
+//   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
+//                    prove that a release build's fast path does not change with them.
+//
+// All must be the same in every translation unit of a program.
 #pragma once
 
 #ifndef STA_POOL_CHECKS
@@ -21,6 +26,10 @@
 
 #ifndef STA_POOL_STATS
 #define STA_POOL_STATS 0
+#endif
+
+#ifndef STA_POOL_NO_HOOKS
+#define STA_POOL_NO_HOOKS 0
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

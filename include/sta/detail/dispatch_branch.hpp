@@ -53,10 +53,9 @@ class branch_engine {
     }
 
     STA_FORCE_INLINE static void push(std::uint32_t slot, void* p) noexcept {
-        auto* block = static_cast<free_block*>(p);
-        block->next = state_.heads[slot];
-        hooks::link_written(block, class_bytes_of_slot(slot));
-        state_.heads[slot] = block;
+        hooks::store_link(p, state_.heads[slot]);
+        hooks::block_pushed(p, class_bytes_of_slot(slot));
+        state_.heads[slot] = static_cast<free_block*>(p);
     }
 
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
@@ -80,8 +79,7 @@ class branch_engine {
 
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
         if (free_block* block = state_.heads[slot]) {
-            hooks::link_reading(block);
-            state_.heads[slot] = block->next;
+            state_.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
             return block;
         }
         std::byte* const cursor = state_.cursor;

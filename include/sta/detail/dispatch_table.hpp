@@ -116,8 +116,7 @@ class table_engine {
     template <std::uint32_t Slot>
     static void* get(std::size_t bytes) noexcept {
         if (free_block* block = state_.heads[Slot]) [[likely]] {
-            hooks::link_reading(block);
-            state_.heads[Slot] = block->next;
+            state_.heads[Slot] = static_cast<free_block*>(hooks::load_link(block));
             return block;
         }
         set_alloc_slot<Slot>(&bump<Slot>); // the list drained: back to the cursor
@@ -126,10 +125,9 @@ class table_engine {
 
     template <std::uint32_t Slot>
     static void put(void* p, std::size_t) noexcept {
-        auto* block = static_cast<free_block*>(p);
-        block->next = state_.heads[Slot];
-        hooks::link_written(block, class_bytes_of_slot(Slot));
-        state_.heads[Slot] = block;
+        hooks::store_link(p, state_.heads[Slot]);
+        hooks::block_pushed(p, class_bytes_of_slot(Slot));
+        state_.heads[Slot] = static_cast<free_block*>(p);
         set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
     }
 

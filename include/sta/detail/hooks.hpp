@@ -1,35 +1,157 @@
 // sta-pool: the one place where sanitizers and valgrind are told about pool memory.
 //
-// Every call site in the pool calls these functions unconditionally; in a build
-// without a tool they are empty inline functions and compile to nothing, so the
-// fast path is the same instruction for instruction. A backend for ASan and one for
-// valgrind fill them in (the safety work); until then only the empty backend exists.
+// A pool hides bugs from the tools: a use after free inside recycled memory is an
+// ordinary access to them. These hooks make the pool's view theirs. Every call site
+// calls them unconditionally; which backend runs is decided here alone:
 //
-//   page_mapped      a fresh page joins the pool (all of it is unallocated)
-//   block_allocated  a block leaves the pool for a caller who asked for `requested`
-//   block_freed      a block of `class_bytes` comes back from a caller
-//   block_resized    realloc kept the block in place; the caller now asks for
-//                    `requested` bytes of a block of `class_bytes`
-//   link_reading     the pool is about to read the free-list link in a free block
-//   link_written     the pool wrote the free-list link in a free block
-//   region_handed_out  an arena handed out [p, p + bytes) to a caller
+//   backend    when                                  what a free block looks like
+//   ASan       -fsanitize=address (gcc or clang)     poisoned: any access is reported
+//   valgrind   STA_POOL_VALGRIND=1 (valgrind/*.h)     MALLOCLIKE/FREELIKE blocks; free
+//                                                    and unallocated memory NOACCESS
+//   none       otherwise (release)                   empty inline functions: the fast
+//                                                    path is instruction for instruction
+//                                                    the same (tests/hooks_cost)
+//
+// Allocation unpoisons exactly the REQUESTED bytes, not the class: a write one byte
+// past the request is caught even though the block has room.
+//
+//   page_mapped        a fresh page's usable part joins the pool (nothing allocated)
+//   block_allocated    a block leaves the pool for a caller who asked for `requested`
+//   block_freed        a block comes back from a caller
+//   block_resized      realloc kept the block in place with a new requested size
+//   block_pushed       a block went on a free list (freed, or carved from a tail)
+//   load_link/store_link  the pool's own access to the link word of a free block
+//   region_handed_out  an arena handed out [p, p + bytes)
 //   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
 #pragma once
 
 #include <cstddef>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define STA_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STA_POOL_ASAN 1
+#endif
+#endif
+#ifndef STA_POOL_ASAN
+#define STA_POOL_ASAN 0
+#endif
+#ifndef STA_POOL_VALGRIND
+#define STA_POOL_VALGRIND 0
+#endif
+
+#if STA_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define STA_HOOK_NO_ASAN __attribute__((no_sanitize_address, noinline))
+#else
+#define STA_HOOK_NO_ASAN
+#endif
+#if STA_POOL_VALGRIND
+#include <valgrind/memcheck.h>
+#endif
+
 namespace sta::detail::hooks {
 
-inline void page_mapped(void* /*page*/, std::size_t /*bytes*/) noexcept {}
-inline void block_allocated(void* /*p*/, std::size_t /*requested*/,
-                            std::size_t /*class_bytes*/) noexcept {}
-inline void block_freed(void* /*p*/, std::size_t /*class_bytes*/) noexcept {}
-inline void block_resized(void* /*p*/, std::size_t /*requested*/,
-                          std::size_t /*class_bytes*/) noexcept {}
-inline void link_reading(void* /*p*/) noexcept {}
-inline void link_written(void* /*p*/, std::size_t /*class_bytes*/) noexcept {}
+/// True when a tool backend is compiled in.
+inline constexpr bool active = STA_POOL_ASAN || STA_POOL_VALGRIND;
 
-inline void region_handed_out(void* /*p*/, std::size_t /*bytes*/) noexcept {}
-inline void region_released(void* /*p*/, std::size_t /*bytes*/) noexcept {}
+inline void page_mapped([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, bytes);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_NOACCESS(p, bytes);
+#endif
+}
+
+inline void block_allocated([[maybe_unused]] void* p, [[maybe_unused]] std::size_t requested,
+                            [[maybe_unused]] std::size_t class_bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, class_bytes);
+    ASAN_UNPOISON_MEMORY_REGION(p, requested);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_MALLOCLIKE_BLOCK(p, requested, 0, 0);
+#endif
+}
+
+inline void block_freed([[maybe_unused]] void* p,
+                        [[maybe_unused]] std::size_t class_bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, class_bytes);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_FREELIKE_BLOCK(p, 0);
+#endif
+}
+
+inline void block_resized([[maybe_unused]] void* p, [[maybe_unused]] std::size_t old_requested,
+                          [[maybe_unused]] std::size_t requested,
+                          [[maybe_unused]] std::size_t class_bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, class_bytes);
+    ASAN_UNPOISON_MEMORY_REGION(p, requested);
+#endif
+#if STA_POOL_VALGRIND
+    if (old_requested != 0 && requested != 0) {
+        VALGRIND_RESIZEINPLACE_BLOCK(p, old_requested, requested, 0);
+    } else { // memcheck refuses to resize from or to 0 bytes; nothing to keep anyway
+        VALGRIND_FREELIKE_BLOCK(p, 0);
+        VALGRIND_MALLOCLIKE_BLOCK(p, requested, 0, 0);
+    }
+#endif
+}
+
+inline void block_pushed([[maybe_unused]] void* p,
+                         [[maybe_unused]] std::size_t class_bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, class_bytes);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_NOACCESS(p, class_bytes);
+#endif
+}
+
+/// The link word of a free block, read by the pool itself (the block is poisoned).
+STA_HOOK_NO_ASAN inline void* load_link(void* block) noexcept {
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_DEFINED(block, sizeof(void*));
+    void* next = *static_cast<void**>(block);
+    VALGRIND_MAKE_MEM_NOACCESS(block, sizeof(void*));
+    return next;
+#else
+    return *static_cast<void**>(block);
+#endif
+}
+
+STA_HOOK_NO_ASAN inline void store_link(void* block, void* next) noexcept {
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(block, sizeof(void*));
+    *static_cast<void**>(block) = next;
+    VALGRIND_MAKE_MEM_NOACCESS(block, sizeof(void*));
+#else
+    *static_cast<void**>(block) = next;
+#endif
+}
+
+inline void region_handed_out([[maybe_unused]] void* p,
+                              [[maybe_unused]] std::size_t bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(p, bytes);
+#endif
+}
+
+inline void region_released([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(p, bytes);
+#endif
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_NOACCESS(p, bytes);
+#endif
+}
 
 } // namespace sta::detail::hooks

@@ -88,8 +88,8 @@ std::string check_accounting(std::span<const held_block> held) {
         const std::size_t bytes = class_bytes_of_slot(slot);
         const std::size_t align = std::min(bytes, max_block_align);
         std::size_t walked = 0;
-        for (const free_block* b = s.heads[slot]; b != nullptr; b = b->next) {
-            hooks::link_reading(const_cast<free_block*>(b));
+        for (const void* b = s.heads[slot]; b != nullptr;
+             b = hooks::load_link(const_cast<void*>(b))) {
             if (++walked > max_blocks) {
                 fail("I4: the list of slot " + std::to_string(slot) + " does not end (a cycle?)");
                 break;

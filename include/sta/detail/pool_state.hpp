@@ -70,6 +70,7 @@ struct pool_state {
     map_pages_fn map_pages = &os_map_pages; // tests swap in a failing source
     std::uintptr_t owner_key = 0;           // checked builds: the owner thread
     unsigned long owner_number = 0;
+    void* checked = nullptr; // checked builds: the registry of live blocks (checked.hpp)
 #if STA_POOL_STATS
     std::uint64_t allocations[slot_count] = {};
     std::uint64_t frees[slot_count] = {};
@@ -112,14 +113,18 @@ STA_FORCE_INLINE void check_owner([[maybe_unused]] pool_state& s,
 // Next tiers. (32 KiB, page/2] belongs to the thread_heap tier, which is not built
 // yet: until it is, both tiers are std::malloc (the README says so).
 // ---------------------------------------------------------------------------------
+// No object can exceed PTRDIFF_MAX bytes: such a request fails here, before malloc
+// (which valgrind would report as a "fishy" size).
+inline constexpr std::size_t max_request_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
+
 inline void* next_tier_alloc(std::size_t bytes) noexcept {
-    return std::malloc(bytes);
+    return bytes <= max_request_bytes ? std::malloc(bytes) : nullptr;
 }
 inline void next_tier_free(void* p, std::size_t /*bytes*/) noexcept {
     std::free(p);
 }
 inline void* next_tier_realloc(void* p, std::size_t /*old_bytes*/, std::size_t new_bytes) noexcept {
-    return std::realloc(p, new_bytes);
+    return new_bytes <= max_request_bytes ? std::realloc(p, new_bytes) : nullptr;
 }
 
 /// Slow paths shared by every dispatch policy. `Engine` provides `state()` and
@@ -150,7 +155,6 @@ struct pool_core {
         void* memory = s.map_pages(s.page_bytes);
         if (memory == nullptr)
             return false;
-        hooks::page_mapped(memory, s.page_bytes);
         std::byte* const old_cursor = s.cursor;
         std::byte* const old_end = s.end;
         auto* page = static_cast<page_header*>(memory);
@@ -160,6 +164,7 @@ struct pool_core {
         ++s.pages_mapped;
         s.cursor = static_cast<std::byte*>(memory) + page_header_bytes;
         s.end = static_cast<std::byte*>(memory) + s.page_bytes;
+        hooks::page_mapped(s.cursor, s.page_bytes - page_header_bytes);
         carve(old_cursor, old_end);
         return true;
     }
@@ -191,6 +196,7 @@ struct pool_core {
         pool_state& s = Engine::state();
         if (block + old_class == s.cursor && new_class >= max_block_align) {
             s.cursor = block + new_class;
+            hooks::region_released(s.cursor, old_class - new_class);
             return;
         }
         carve(block + new_class, block + old_class);

@@ -1,0 +1,120 @@
+// sta-pool: checked builds (STA_POOL_CHECKS) — misuse is reported, never silent.
+//
+// Besides the owner-thread rule (pool_state.hpp), a checked build keeps a registry
+// of the blocks each pool has handed out, pointer -> requested bytes, and checks
+// every free and realloc against it:
+//
+//   double free             the block is already on a free list
+//   size mismatch           a sized free (or realloc) whose size is not the size the
+//                           block was allocated (or last reallocated) with
+//   foreign pointer         a pointer the pool never handed out: not from any page,
+//                           or inside a page but not the start of a live block
+//
+// Each is reported in one line (what, which pointer, which sizes) and aborts.
+// Fresh memory is filled with fill_allocated and freed memory with fill_freed, so a
+// read of uninitialised or freed memory shows a recognisable pattern in a debugger
+// (fresh memory is left alone under valgrind, which tracks definedness itself).
+//
+// The registry is a std::unordered_map allocated from the global heap and never
+// destroyed, so pools keep working in global destructors. Release builds compile
+// all of this away.
+#pragma once
+
+#include "sta/detail/pool_state.hpp"
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+namespace sta::detail {
+
+/// Fill bytes of checked builds.
+inline constexpr unsigned char fill_allocated = 0xCD; ///< fresh memory ("cleared data")
+inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead data")
+
+#if STA_POOL_CHECKS
+
+struct checked_registry {
+    std::unordered_map<const void*, std::size_t> live; // block -> requested bytes
+};
+
+inline checked_registry& registry_of(pool_state& s) {
+    if (s.checked == nullptr)
+        s.checked = new checked_registry; // never deleted: see above
+    return *static_cast<checked_registry*>(s.checked);
+}
+
+[[noreturn]] STA_COLD inline void report_block_misuse(const char* pool_name, const char* what,
+                                                      const void* p, const std::string& detail) {
+    char line[512];
+    std::snprintf(line, sizeof line, "%s: block %p %s", what, p, detail.c_str());
+    report_misuse(pool_name, line);
+}
+
+/// Why `p` is not a live block: double free, interior pointer, or foreign pointer.
+[[noreturn]] STA_COLD inline void report_unknown_block(pool_state& s, const char* pool_name,
+                                                       const void* p, std::size_t bytes,
+                                                       const char* operation) {
+    const std::string sized =
+        std::string("(") + operation + " with " + std::to_string(bytes) + " bytes)";
+    for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
+        for (void* b = s.heads[slot]; b != nullptr; b = hooks::load_link(b))
+            if (b == p)
+                report_block_misuse(pool_name, "double free", p,
+                                    "is already on the free list of the " +
+                                        std::to_string(class_bytes_of_slot(slot)) + " B class " +
+                                        sized);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    for (const page_header* page = s.pages; page != nullptr; page = page->older) {
+        const auto begin = reinterpret_cast<std::uintptr_t>(page);
+        if (a >= begin && a < begin + page->bytes)
+            report_block_misuse(pool_name, "foreign pointer", p,
+                                "lies in the pool's page at " + std::to_string(a - begin) +
+                                    " bytes but is not the start of a live block " + sized);
+    }
+    report_block_misuse(pool_name, is_pooled_size(bytes) ? "foreign pointer" : "unknown block", p,
+                        is_pooled_size(bytes)
+                            ? "did not come from this pool " + sized
+                            : "was not allocated by this pool, or was already freed " + sized);
+}
+
+/// A block was handed out: record it and fill it.
+inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
+    registry_of(s).live[p] = bytes;
+    if (!STA_POOL_VALGRIND && is_pooled_size(bytes))
+        std::memset(p, fill_allocated, bytes);
+}
+
+/// A block is about to be freed or reallocated: it must be live, with this size.
+inline void checked_live(pool_state& s, const char* pool_name, const void* p, std::size_t bytes,
+                         const char* operation) {
+    checked_registry& r = registry_of(s);
+    const auto it = r.live.find(p);
+    if (it == r.live.end())
+        report_unknown_block(s, pool_name, p, bytes, operation);
+    if (it->second != bytes)
+        report_block_misuse(pool_name, "size mismatch", p,
+                            std::string(operation) + " with " + std::to_string(bytes) +
+                                " bytes, but it was allocated with " + std::to_string(it->second) +
+                                " bytes");
+}
+
+/// A live block is freed: forget it and fill it.
+inline void checked_freed(pool_state& s, const char* pool_name, void* p, std::size_t bytes) {
+    checked_live(s, pool_name, p, bytes, "freed");
+    registry_of(s).live.erase(p);
+    if (is_pooled_size(bytes))
+        std::memset(p, fill_freed, bytes);
+}
+
+/// realloc kept or moved a block: the registry follows. The old address comes as an
+/// integer, taken before the realloc that may have freed it.
+inline void checked_moved(pool_state& s, std::uintptr_t from, const void* to, std::size_t bytes) {
+    checked_registry& r = registry_of(s);
+    r.live.erase(reinterpret_cast<const void*>(from));
+    r.live[to] = bytes;
+}
+
+#endif // STA_POOL_CHECKS
+
+} // namespace sta::detail

@@ -1,0 +1,23 @@
+# Compare the disassembly of two objects, ignoring their file names.
+#   -D OBJDUMP=... -D WITH_HOOKS=<object> -D WITHOUT_HOOKS=<object>
+foreach(which WITH_HOOKS WITHOUT_HOOKS)
+    execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn -C ${${which}}
+                    OUTPUT_VARIABLE text RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "objdump failed on ${${which}}")
+    endif()
+    string(REGEX REPLACE "^[^\n]*file format[^\n]*\n" "" text "${text}")
+    string(REGEX REPLACE "[^\n]*\\.o:[^\n]*\n" "" text "${text}")
+    set(${which}_TEXT "${text}")
+endforeach()
+string(REGEX MATCHALL "\n[0-9a-f]+ <probe_[a-z0-9_]+>:" functions "${WITH_HOOKS_TEXT}")
+list(LENGTH functions count)
+if(count LESS 8)
+    message(FATAL_ERROR "expected 8 probe functions, found ${count}")
+endif()
+if(NOT WITH_HOOKS_TEXT STREQUAL WITHOUT_HOOKS_TEXT)
+    file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/with_hooks.s "${WITH_HOOKS_TEXT}")
+    file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/without_hooks.s "${WITHOUT_HOOKS_TEXT}")
+    message(FATAL_ERROR "the hook sites change the release fast path: diff with_hooks.s without_hooks.s")
+endif()
+message(STATUS "identical machine code in ${count} fast-path functions")
