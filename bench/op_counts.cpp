@@ -27,7 +27,6 @@ namespace {
 /// The baseline: the same loops around an allocator that does nothing.
 struct null_peer {
     static constexpr bool reuses = true;
-    static constexpr bool single_size = false;
     static constexpr bool compile_time = true;
     static bool available() { return true; }
     alignas(16) static inline unsigned char block[32768];

@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <memory>
 #include <memory_resource>
 #include <new>
 #include <optional>
@@ -88,7 +89,7 @@ struct malloc_peer {
     void release_all() { ::malloc_trim(std::size_t{1} << 40); }
 };
 
-/// std::allocator: the global operator new and sized delete.
+/// std::allocator: the global operator new and (where enabled) sized delete.
 struct new_delete_peer {
     static constexpr const char* name = "std::allocator";
     static constexpr bool reuses = true;
@@ -96,8 +97,10 @@ struct new_delete_peer {
     static constexpr bool compile_time = false;
     static bool available() { return true; }
     explicit new_delete_peer(std::size_t) {}
-    void* alloc(std::size_t bytes) { return ::operator new(bytes); }
-    void free(void* p, std::size_t bytes) { ::operator delete(p, bytes); }
+    void* alloc(std::size_t bytes) { return std::allocator<char>().allocate(bytes); }
+    void free(void* p, std::size_t bytes) {
+        std::allocator<char>().deallocate(static_cast<char*>(p), bytes);
+    }
     void release_all() { ::malloc_trim(std::size_t{1} << 40); }
 };
 

@@ -11,6 +11,7 @@ import argparse
 import csv
 import datetime
 import glob
+import html
 import json
 import os
 import platform
@@ -42,6 +43,8 @@ PATTERNS = ["fresh", "pure_get", "balanced"]
 
 
 def pretty(name):
+    if name and name.endswith(" (new)"):
+        return name[:-6] + " (LD_PRELOAD, operator new)"
     return PRETTY.get(name, name)
 
 
@@ -267,7 +270,8 @@ def svg_chart(get, sta, path):
         for label, v, ours in group:
             w = max(1.0, bar_w * v / vmax)
             color = "#2b7bba" if ours else "#b0b0b0"
-            out.append(f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{label}</text>')
+            out.append(f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">'
+                       f'{html.escape(label)}</text>')
             out.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" '
                        f'fill="{color}"/>')
             out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{v:.2f}</text>')
