@@ -170,8 +170,9 @@ inline arena_block_source os_block_source() noexcept {
 /// This thread's cache of released arena blocks. A released block of 4 KiB..1 MiB (a
 /// power of two) is kept for the next arena on the thread, up to a limit (32 MiB by
 /// default: the DOM of a 2.4 MB XML file in docs/arena.md takes 19 MB): a document
-/// built and dropped again and again costs no system call and no page fault. The trade is the pool's: memory is kept, by design. trim() gives the
-/// cache back to the OS; the thread's end does so too.
+/// built and dropped again and again costs no system call and no page fault. The trade is the
+/// pool's: memory is kept, by design. trim() gives the cache back to the OS; the thread's end does
+/// so too.
 namespace arena_block_cache {
 inline std::size_t cached_bytes() noexcept {
     return detail::block_cache.bytes;
