@@ -74,7 +74,7 @@ struct pool_stats {
     std::size_t pages_mapped = 0;
     std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
     std::size_t bytes_free = 0;     ///< free lists + the unused bump range
-    std::size_t bytes_in_use = 0;   ///< reserved - page headers - bytes_free
+    std::size_t bytes_in_use = 0;   ///< reserved - bytes_free (headers lie outside)
     /// With STA_POOL_STATS: the most bytes in use at once. Without: the bytes ever
     /// taken from pages (an upper bound of it).
     std::size_t bytes_in_use_high_water = 0;
@@ -233,13 +233,12 @@ class basic_memory_pool {
             c.live_blocks = static_cast<std::size_t>(c.allocations - c.frees);
 #endif
         }
-        const std::size_t headers = s.pages_mapped * detail::page_header_bytes;
-        out.bytes_in_use = out.bytes_reserved - headers - out.bytes_free;
+        out.bytes_in_use = out.bytes_reserved - out.bytes_free;
 #if STA_POOL_STATS
         out.bytes_in_use_high_water = s.bytes_in_use_high_water;
 #else
         out.bytes_in_use_high_water =
-            out.bytes_reserved - headers - static_cast<std::size_t>(s.end - s.cursor);
+            out.bytes_reserved - static_cast<std::size_t>(s.end - s.cursor);
 #endif
         return out;
     }

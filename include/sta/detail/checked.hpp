@@ -66,8 +66,8 @@ inline checked_registry& registry_of(pool_state& s) {
                                         sized);
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     for (const page_header* page = s.pages; page != nullptr; page = page->older) {
-        const auto begin = reinterpret_cast<std::uintptr_t>(page);
-        if (a >= begin && a < begin + page->bytes)
+        const auto begin = reinterpret_cast<std::uintptr_t>(page->begin);
+        if (a >= begin && a < begin + s.page_bytes)
             report_block_misuse(pool_name, "foreign pointer", p,
                                 "lies in the pool's page at " + std::to_string(a - begin) +
                                     " bytes but is not the start of a live block " + sized);

@@ -5,7 +5,7 @@
 //                  key >= 32 KiB (size 0 wraps too) -> out of line: zero / next tiers
 //                  slot = countl_zero(u32(key) | 7)       sizes 1..8 share slot 29
 //                  heads[slot] ? pop : bump step[slot]    step[29] never fits (I3):
-//                                                         the 8 B class bumps out of line
+//                                                         the 8 B class refills out of line
 //
 // It has no tables to keep in step with the lists, so it has no invariant of its
 // own beyond those of pool_state.
@@ -92,7 +92,7 @@ class branch_engine {
 
     STA_NOINLINE static void* bump_slow(std::uint32_t slot) noexcept {
         if (slot == smallest_class_slot)
-            return core::bump_pair();
+            return core::bump_smallest();
         return core::bump_after_new_page(class_bytes_of_slot(slot));
     }
 

@@ -101,7 +101,7 @@ class table_engine {
     template <std::uint32_t Slot>
     static void* bump(std::size_t) noexcept {
         if constexpr (Slot == smallest_class_slot) {
-            return core::bump_pair();
+            return core::bump_smallest();
         } else {
             constexpr std::size_t bytes = class_bytes_of_slot(Slot);
             std::byte* const block = state_.cursor;

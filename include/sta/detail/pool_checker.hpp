@@ -51,12 +51,10 @@ std::string check_accounting(std::span<const held_block> held) {
             fail("I1: the page list is longer than pages_mapped (a cycle?)");
             break;
         }
-        if (p->bytes != s.page_bytes)
-            fail("I1: page " + hex(p) + " has " + std::to_string(p->bytes) + " bytes, not " +
-                 std::to_string(s.page_bytes));
-        const auto b = reinterpret_cast<std::uintptr_t>(p);
-        pages.push_back({b, b + p->bytes, "page"});
-        pieces.push_back({b, b + page_header_bytes, "page header"});
+        const auto b = reinterpret_cast<std::uintptr_t>(p->begin);
+        if (b + s.page_bytes != reinterpret_cast<std::uintptr_t>(p))
+            fail("I1: the header " + hex(p) + " does not follow its page's page_bytes");
+        pages.push_back({b, b + s.page_bytes, "page"});
     }
     if (page_count != s.pages_mapped)
         fail("I1: " + std::to_string(page_count) + " pages listed, pages_mapped says " +
@@ -69,7 +67,7 @@ std::string check_accounting(std::span<const held_block> held) {
         fail("I2: cursor is past end");
     if (cursor % max_block_align != 0)
         fail("I2: cursor " + hex(s.cursor) + " is not 16-aligned");
-    if (s.pages != nullptr && end != reinterpret_cast<std::uintptr_t>(s.pages) + s.page_bytes)
+    if (s.pages != nullptr && end != reinterpret_cast<std::uintptr_t>(s.pages))
         fail("I2: the bump range does not end at the end of the newest page");
     if (cursor < end)
         pieces.push_back({cursor, end, "bump range"});

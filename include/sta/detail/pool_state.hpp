@@ -1,31 +1,33 @@
 // sta-pool: the state of one pool and the slow paths every dispatch policy shares.
 //
-//   one page (page_bytes from the OS, default 1 MiB)
-//   +--------+------+------+--------+----+--------+------------------------------+
-//   | header | 32 B | 16 B |  64 B  | 8B | 8B ... |  bump range [cursor, end)     |
-//   |  16 B  | live | free |  live  |free|        |  (only in the newest page)    |
-//   +--------+------+--+---+--------+-+--+--------+------------------------------+
-//                      |              |
-//   heads[28] (16 B) --+              +-- heads[29] (8 B): LIFO lists, the link is
-//                                         the first word of each free block
+//   one page: page_bytes of blocks, then one OS page holding its header
+//   +------+------+--------+----+----+--------+-------------------------+--------+
+//   | 32 B | 16 B |  64 B  | 8B | 8B | ...    | bump range [cursor,end) | header |
+//   | live | free |  live  |free|live|        | (only in the newest     | older, |
+//   +------+--+---+--------+-+--+----+--------+  page)                  | begin  |
+//             |              |                                          +--------+
+//   heads[28] +              +-- heads[29]: LIFO lists; the link is the first
+//   (16 B)                       word of each free block
 //
-// When the newest page cannot serve a request, a new page is mapped and the old
-// page's tail [cursor, end) is cut into the largest powers of two that keep the
-// alignment guarantee (at most 32 KiB) and pushed on the free lists: nothing is wasted. Shrinking a
-// block gives its tail back the same way. Pages are never returned to the OS.
+// The header sits after the page's page_bytes, so the usable part is a whole power
+// of two: 32 KiB blocks tile it with no tail. When the newest page cannot serve a
+// request, a new page is mapped and the old page's tail [cursor, end) is cut into
+// the largest powers of two that keep the alignment guarantee (at most 32 KiB) and
+// pushed on the free lists: nothing is wasted. Shrinking a block gives its tail back
+// the same way. Pages are never returned to the OS.
 //
 // Invariants (detail::check_accounting enforces them in tests):
-//  I1  `pages` lists every mapped page, newest first; each is `page_bytes` long and
-//      starts with its page_header.
+//  I1  `pages` lists every mapped page, newest first; each page's blocks are
+//      [begin, begin + page_bytes) and its header lies at begin + page_bytes.
 //  I2  [cursor, end) lies in the newest page, or is empty (both null before the
 //      first page). `cursor` is 16-aligned, so every bumped block of 16 B or more is.
-//  I3  The 8 B class never bumps 8 bytes: it takes 16 and pushes the second half,
-//      which keeps I2 without a per-class cursor.
+//  I3  The 8 B class never bumps 8 bytes alone: it takes a run of 16-byte multiples
+//      and pushes all but its first block, which keeps I2 without a cursor of its own.
 //  I4  Only the canonical slots 17..29 have lists; every block on heads[s] is
 //      class_bytes_of_slot(s) long, lies in a page and is aligned to
 //      min(class bytes, 16).
-//  I5  Page headers, live blocks, free blocks and the bump range tile every page
-//      exactly: no gap, no overlap.
+//  I5  Live blocks, free blocks and the bump range tile every page exactly: no gap,
+//      no overlap.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -49,12 +51,14 @@ inline constexpr std::size_t min_page_bytes = std::size_t{256} * 1024;
 inline constexpr std::size_t default_page_bytes = std::size_t{1} << 20;
 inline constexpr std::size_t max_page_bytes = std::size_t{1} << 30;
 
-struct alignas(max_block_align) page_header {
-    page_header* older;
-    std::size_t bytes;
+struct page_header {
+    page_header* older; // I1
+    std::byte* begin;   // the page's first block
 };
 inline constexpr std::size_t page_header_bytes = sizeof(page_header);
-static_assert(page_header_bytes % max_block_align == 0, "I2: the first bump must be 16-aligned");
+
+/// Blocks the 8 B class takes from the cursor at once (I3).
+inline constexpr std::size_t smallest_class_run_bytes = 16 * min_class_bytes;
 
 struct free_block {
     free_block* next;
@@ -152,31 +156,36 @@ struct pool_core {
     /// False, with nothing changed, when the OS refuses.
     STA_NOINLINE static bool next_page() noexcept {
         pool_state& s = Engine::state();
-        void* memory = s.map_pages(s.page_bytes);
+        void* memory = s.map_pages(s.page_bytes + page_header_bytes);
         if (memory == nullptr)
             return false;
         std::byte* const old_cursor = s.cursor;
         std::byte* const old_end = s.end;
-        auto* page = static_cast<page_header*>(memory);
+        auto* const begin = static_cast<std::byte*>(memory);
+        auto* const page = reinterpret_cast<page_header*>(begin + s.page_bytes);
         page->older = s.pages;
-        page->bytes = s.page_bytes;
+        page->begin = begin;
         s.pages = page;
         ++s.pages_mapped;
-        s.cursor = static_cast<std::byte*>(memory) + page_header_bytes;
-        s.end = static_cast<std::byte*>(memory) + s.page_bytes;
-        hooks::page_mapped(s.cursor, s.page_bytes - page_header_bytes);
+        s.cursor = begin;
+        s.end = begin + s.page_bytes;
+        hooks::page_mapped(begin, s.page_bytes);
         carve(old_cursor, old_end);
         return true;
     }
 
-    /// The 8 B class: take 16 bytes, hand out the first half, push the second (I3).
-    STA_NOINLINE static void* bump_pair() noexcept {
+    /// The 8 B class: take a run of up to 16 blocks from the cursor, hand out the
+    /// first and push the others so that they come back in address order (I3).
+    STA_NOINLINE static void* bump_smallest() noexcept {
         pool_state& s = Engine::state();
         if (static_cast<std::size_t>(s.end - s.cursor) < 2 * min_class_bytes && !next_page())
             return nullptr;
         std::byte* const block = s.cursor;
-        s.cursor = block + 2 * min_class_bytes;
-        Engine::push(smallest_class_slot, block + min_class_bytes);
+        const std::size_t run =
+            std::min(smallest_class_run_bytes, static_cast<std::size_t>(s.end - block));
+        s.cursor = block + run;
+        for (std::size_t at = run - min_class_bytes; at != 0; at -= min_class_bytes)
+            Engine::push(smallest_class_slot, block + at);
         return block;
     }
 
