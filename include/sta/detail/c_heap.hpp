@@ -1,0 +1,99 @@
+// sta-pool: the heap behind the C API (sta/pool.h) — malloc, free without a size,
+// realloc and usable_size over any sized pool (sta::memory_pool or a tagged one).
+//
+// Each block carries the size its caller asked for in a header just in front of the
+// pointer the caller gets; free reads it and calls the pool's sized free. The pool
+// itself is untouched: its sized C++ path does not pay for this API.
+//
+//   Header = 8 (the default)                 Header = 16
+//   +---------+-------------------+          +---------+---------+-------------------+
+//   | size_t n| n bytes of caller |          | unused  | size_t n| n bytes of caller |
+//   +---------+-------------------+          +---------+---------+-------------------+
+//   ^ block   ^ p = block + 8                ^ block             ^ p = block + 16
+//
+// Invariants (for every live p handed out):
+//  C1  the size_t at p - 8 holds n, the size last asked for p: 1 <= n <= max_request.
+//  C2  block = p - Header is a live block of Pool, allocated (or last reallocated)
+//      with n + Header bytes, so every free and realloc gives the pool its exact size.
+//  C3  p is aligned to Header: pool blocks of 16 bytes or more are 16-aligned, and
+//      n + Header >= 9 always asks for at least 16.
+// Nothing else is stored: no table, no per-page metadata.
+#pragma once
+
+#include "sta/detail/pool_state.hpp"
+#include "sta/detail/size_class.hpp"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace sta::detail {
+
+template <class Pool, std::size_t Header>
+struct c_heap {
+    static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
+    static constexpr std::size_t header_bytes = Header;
+    /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX.
+    static constexpr std::size_t max_request = max_request_bytes - Header;
+
+    static void* malloc(std::size_t bytes) noexcept {
+        if (bytes == 0)
+            return nullptr;
+        if (bytes > max_request)
+            return out_of_memory();
+        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + Header));
+        if (block == nullptr)
+            return out_of_memory();
+        return with_header(block, bytes);
+    }
+
+    static void free(void* p) noexcept {
+        if (p == nullptr)
+            return;
+        Pool::free(block_of(p), size_of(p) + Header);
+    }
+
+    static void* realloc(void* p, std::size_t bytes) noexcept {
+        if (p == nullptr)
+            return malloc(bytes);
+        if (bytes == 0) {
+            free(p);
+            return nullptr;
+        }
+        if (bytes > max_request)
+            return out_of_memory();
+        auto* const block = static_cast<std::byte*>(
+            Pool::realloc(block_of(p), size_of(p) + Header, bytes + Header));
+        if (block == nullptr)
+            return out_of_memory();
+        return with_header(block, bytes);
+    }
+
+    static std::size_t usable_size(const void* p) noexcept { return p == nullptr ? 0 : size_of(p); }
+
+    /// The most a block of `bytes` could hold: what SQLite's xRoundup asks.
+    static constexpr std::size_t good_size(std::size_t bytes) noexcept {
+        if (bytes == 0 || bytes > max_class_bytes - Header)
+            return bytes;
+        return class_bytes_of_size(bytes + Header) - Header;
+    }
+
+  private:
+    static std::byte* block_of(void* p) noexcept { return static_cast<std::byte*>(p) - Header; }
+    static std::size_t size_of(const void* p) noexcept {
+        std::size_t bytes;
+        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
+        return bytes;
+    }
+    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
+        std::byte* const p = block + Header;
+        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
+        return p;
+    }
+    static void* out_of_memory() noexcept {
+        errno = ENOMEM;
+        return nullptr;
+    }
+};
+
+} // namespace sta::detail
