@@ -33,7 +33,7 @@ TYPED_TEST(MemoryPool, FreshBlocksAreContiguousWithinAPage) {
     std::vector<held_block> held;
     auto* first = static_cast<std::byte*>(pool::alloc(32));
     ASSERT_NE(first, nullptr);
-    EXPECT_EQ(pool::detail_state().pages->begin, first);
+    EXPECT_EQ(sta::detail::page_begin(pool::detail_state().pages, pool::page_bytes()), first);
     held.push_back({first, 32});
     for (int i = 1; i < 100; ++i) {
         auto* p = static_cast<std::byte*>(pool::alloc(32));
@@ -186,7 +186,8 @@ TYPED_TEST(MemoryPool, PageExhaustionCarvesTheTailIntoFreeLists) {
     EXPECT_EQ(check_accounting<pool>(held), "");
     // Those tail blocks are served before the cursor moves.
     auto* from_tail = static_cast<std::byte*>(pool::alloc(32));
-    std::byte* first_page = pool::detail_state().pages->older->begin;
+    std::byte* first_page =
+        sta::detail::page_begin(pool::detail_state().pages->older, pool::page_bytes());
     EXPECT_TRUE(from_tail >= first_page && from_tail < first_page + 256 * 1024);
     held.push_back({from_tail, 32});
     EXPECT_EQ(check_accounting<pool>(held), "");

@@ -66,7 +66,7 @@ inline checked_registry& registry_of(pool_state& s) {
                                         sized);
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     for (const page_header* page = s.pages; page != nullptr; page = page->older) {
-        const auto begin = reinterpret_cast<std::uintptr_t>(page->begin);
+        const auto begin = reinterpret_cast<std::uintptr_t>(page_begin(page, s.page_bytes));
         if (a >= begin && a < begin + s.page_bytes)
             report_block_misuse(pool_name, "foreign pointer", p,
                                 "lies in the pool's page at " + std::to_string(a - begin) +

@@ -51,7 +51,7 @@ std::string check_accounting(std::span<const held_block> held) {
             fail("I1: the page list is longer than pages_mapped (a cycle?)");
             break;
         }
-        const auto b = reinterpret_cast<std::uintptr_t>(p->begin);
+        const auto b = reinterpret_cast<std::uintptr_t>(page_begin(p, s.page_bytes));
         if (b + s.page_bytes != reinterpret_cast<std::uintptr_t>(p))
             fail("I1: the header " + hex(p) + " does not follow its page's page_bytes");
         pages.push_back({b, b + s.page_bytes, "page"});

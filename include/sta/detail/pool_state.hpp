@@ -3,8 +3,8 @@
 //   one page: page_bytes of blocks, then one OS page holding its header
 //   +------+------+--------+----+----+--------+-------------------------+--------+
 //   | 32 B | 16 B |  64 B  | 8B | 8B | ...    | bump range [cursor,end) | header |
-//   | live | free |  live  |free|live|        | (only in the newest     | older, |
-//   +------+--+---+--------+-+--+----+--------+  page)                  | begin  |
+//   | live | free |  live  |free|live|        | (only in the newest     | older  |
+//   +------+--+---+--------+-+--+----+--------+  page)                  |        |
 //             |              |                                          +--------+
 //   heads[28] +              +-- heads[29]: LIFO lists; the link is the first
 //   (16 B)                       word of each free block
@@ -53,9 +53,14 @@ inline constexpr std::size_t max_page_bytes = std::size_t{1} << 30;
 
 struct page_header {
     page_header* older; // I1
-    std::byte* begin;   // the page's first block
+    // No pointer to the page's first block is stored: memcheck would count it as a
+    // reference and never report that block leaked. page_begin() computes it.
 };
 inline constexpr std::size_t page_header_bytes = sizeof(page_header);
+
+inline std::byte* page_begin(const page_header* page, std::size_t page_bytes) noexcept {
+    return reinterpret_cast<std::byte*>(const_cast<page_header*>(page)) - page_bytes;
+}
 
 /// Blocks the 8 B class takes from the cursor at once (I3).
 inline constexpr std::size_t smallest_class_run_bytes = 16 * min_class_bytes;
@@ -164,7 +169,6 @@ struct pool_core {
         auto* const begin = static_cast<std::byte*>(memory);
         auto* const page = reinterpret_cast<page_header*>(begin + s.page_bytes);
         page->older = s.pages;
-        page->begin = begin;
         s.pages = page;
         ++s.pages_mapped;
         s.cursor = begin;
