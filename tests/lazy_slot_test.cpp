@@ -265,12 +265,14 @@ TEST(LazySlot, VoidSignatureRunsTheTarget) {
     EXPECT_EQ(hits, 5);
 }
 
+#if STA_POOL_CHECKS
 void call_owned_slot_from_two_threads() {
     fake_registry r;
     int_slot slot(&resolve_from_registry, "owned", &r);
     (void)slot(1);
     std::thread([&] { (void)slot(1); }).join();
 }
+#endif
 
 // Guards the thread rule in checked builds: a second thread is stopped with both ids.
 TEST(LazySlotDeathTest, CallFromASecondThreadAbortsInCheckedBuilds) {

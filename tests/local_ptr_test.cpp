@@ -277,10 +277,12 @@ TEST(LocalPtr, DefaultPoolIsTheMemoryPool) {
     EXPECT_EQ(sta::memory_pool::stats().bytes_in_use, before);
 }
 
+#if STA_POOL_CHECKS
 void copy_on_a_second_thread() {
     auto p = sta::make_local<int>(1);
     std::thread([&] { auto q = p; }).join();
 }
+#endif
 
 // Guards the thread rule in checked builds: a count changed on another thread aborts.
 TEST(LocalPtrDeathTest, CopyOnASecondThreadAbortsInCheckedBuilds) {
