@@ -272,7 +272,14 @@ int main(int argc, char** argv) {
         return 1;
     }
     const double seconds = watch.seconds();
+    // Where the memory goes: SQLite's own count of the bytes it asked for at most (xSize
+    // is the requested size) beside the pool's bytes taken from pages (class sizes).
+    const long long requested_kib = sqlite3_memory_highwater(0) / 1024;
     sqlite3_shutdown();
+    std::fprintf(stderr,
+                 "sta-client-note sqlite_requested_high_water_kib=%lld "
+                 "pool_bytes_taken_kib=%zu\n",
+                 requested_kib, sta::memory_pool::stats().bytes_in_use_high_water / 1024);
     std::fflush(stdout);
     sta_clients::report_result(choice, seconds);
     return 0;

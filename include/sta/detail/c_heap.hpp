@@ -20,11 +20,11 @@
 // Nothing else is stored: no table, no per-page metadata.
 #pragma once
 
-#include "sta/detail/pool_state.hpp"
 #include "sta/detail/size_class.hpp"
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace sta::detail {
@@ -33,8 +33,9 @@ template <class Pool, std::size_t Header>
 struct c_heap {
     static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
     static constexpr std::size_t header_bytes = Header;
-    /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX.
-    static constexpr std::size_t max_request = max_request_bytes - Header;
+    /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX
+    /// (no object can be larger).
+    static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - Header;
 
     static void* malloc(std::size_t bytes) noexcept {
         if (bytes == 0)

@@ -1,6 +1,6 @@
 -- GC-heavy workload: tables that grow, shrink and rehash — array parts filled and
 -- thinned by table.remove, hash parts with string keys and small tables as values,
--- deletions during traversal, sorting with a comparator.
+-- deletions during traversal, records built and dropped.
 -- Argument: rounds (default 200). Output: a sum that does not depend on
 -- traversal order.
 local rounds = tonumber((...)) or 200
@@ -27,7 +27,13 @@ for round = 1, rounds do
   for _, value in pairs(map) do
     kept = kept + #value[2]
   end
-  table.sort(array, function(a, b) return a > b end)
-  sum = sum + #array + kept + array[1]
+  local records = {}
+  for i = 1, 300 do
+    records[i] = { id = i, name = "r" .. i, tags = { i % 3, i % 5 }, round = round }
+  end
+  for i = 300, 1, -2 do
+    records[i] = nil
+  end
+  sum = sum + #array + kept + array[#array] + #records[299].tags
 end
 print("table churn", rounds, "sum", sum)

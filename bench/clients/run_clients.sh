@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Real programs on the pool: run the Lua, SQLite and libxml2 client programs on full
+# inputs with three allocators and print a Markdown table of medians and ratios.
+#
+#   bench/clients/run_clients.sh [build-dir]      (default: build/clients-bench)
+#   REPS=5 (runs per allocator and workload), ONLY=<substring of a workload name>
+#
+# Allocators: pool (the client's pool mode), glibc (the library's default allocator),
+# mimalloc (the same default-allocator run with LD_PRELOAD=libmimalloc.so.2). The runs
+# are interleaved (pool, glibc, mimalloc, pool, ...) so that drift on a shared machine
+# hits all three alike. Every run's stdout must equal the glibc run's byte for byte
+# (the oracle); a difference is reported and makes the script fail.
+# Time: CPU seconds of each program's timed part; RSS: ru_maxrss of the process.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${1:-$root/build/clients-bench}"
+reps="${REPS:-5}"
+only="${ONLY:-}"
+
+if [[ ! -x "$build/bench/sta_lua_client" || "${REBUILD:-1}" == 1 ]]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_BENCH=ON \
+        -DSTA_POOL_BUILD_TESTS=OFF -DSTA_POOL_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build "$build" --target sta_lua_client sta_sqlite_client sta_libxml2_client \
+        -j2 >/dev/null
+fi
+bin="$build/bench"
+mimalloc="$(ldconfig -p | awk '/libmimalloc\.so\.2 /{print $NF; exit}')"
+
+lua_dir="$root/tests/clients/lua"
+dk="/usr/share/doc/lua-dkjson/examples"
+iso_json="/usr/share/iso-codes/json/iso_639-3.json"
+xml_files="/usr/share/mime/packages/freedesktop.org.xml /usr/share/xml/iso-codes/iso_639-3.xml"
+
+# name | program | arguments   (GC-heavy ones are marked so in the name)
+workloads=(
+    "lua binary_trees 15 (GC-heavy)|sta_lua_client|$lua_dir/binary_trees.lua 15"
+    "lua string_building 10000 (GC-heavy)|sta_lua_client|$lua_dir/string_building.lua 10000"
+    "lua table_churn 500 (GC-heavy)|sta_lua_client|$lua_dir/table_churn.lua 500"
+    "lua dkjson iso_639-3.json x3|sta_lua_client|$lua_dir/iso_json.lua $iso_json 3"
+    "lua dkjson speedtest.lua|sta_lua_client|$dk/speedtest.lua dkjson"
+    "lua dkjson jsontest.lua|sta_lua_client|$dk/jsontest.lua"
+    "sqlite SQL mix, 20000 people|sta_sqlite_client|$iso_json 20000"
+    "libxml2 parse+walk+free x5|sta_libxml2_client|5 $xml_files"
+)
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+results="$work/results.tsv"
+failed=0
+
+run_one() { # workload-index allocator rep
+    local index=$1 alloc=$2 rep=$3
+    IFS='|' read -r name program args <<<"${workloads[$index]}"
+    local mode=--alloc=malloc preload=
+    [[ $alloc == pool ]] && mode=--alloc=pool
+    [[ $alloc == mimalloc ]] && preload="$mimalloc"
+    local out="$work/out.$index.$alloc.$rep" err="$work/err.$index.$alloc.$rep"
+    # shellcheck disable=SC2086 # the arguments are words on purpose
+    if ! LD_PRELOAD="$preload" "$bin/$program" "$mode" $args >"$out" 2>"$err"; then
+        echo "FAILED: $name ($alloc): $(tail -1 "$err")" >&2
+        failed=1
+        return
+    fi
+    local line seconds rss
+    line="$(grep '^sta-client ' "$err")"
+    seconds="$(sed 's/.*seconds=\([0-9.]*\).*/\1/' <<<"$line")"
+    rss="$(sed 's/.*maxrss_kib=\([0-9]*\).*/\1/' <<<"$line")"
+    printf '%s\t%s\t%s\t%s\n' "$index" "$alloc" "$seconds" "$rss" >>"$results"
+}
+
+allocators=(pool glibc)
+[[ -n "$mimalloc" ]] && allocators+=(mimalloc) || echo "mimalloc not found: its column is empty" >&2
+for index in "${!workloads[@]}"; do
+    IFS='|' read -r name _ _ <<<"${workloads[$index]}"
+    [[ -n "$only" && "$name" != *"$only"* ]] && continue
+    echo "running: $name" >&2
+    for ((rep = 1; rep <= reps; ++rep)); do
+        for alloc in "${allocators[@]}"; do
+            run_one "$index" "$alloc" "$rep"
+        done
+    done
+    for f in "$work"/out."$index".*; do
+        if ! cmp -s "$f" "$work/out.$index.glibc.1"; then
+            echo "ORACLE MISMATCH: $name: $(basename "$f") differs from the glibc run" >&2
+            failed=1
+        fi
+    done
+done
+
+names_file="$work/names"
+printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 >"$names_file"
+python3 - "$results" "$names_file" "$reps" <<'EOF'
+import statistics, sys
+results, names_file, reps = sys.argv[1], sys.argv[2], sys.argv[3]
+names = open(names_file).read().splitlines()
+runs = {}
+for line in open(results):
+    index, alloc, seconds, rss = line.split("\t")
+    runs.setdefault((int(index), alloc), []).append((float(seconds), int(rss)))
+def med(index, alloc, field):
+    values = [r[field] for r in runs.get((index, alloc), [])]
+    return statistics.median(values) if values else None
+def fmt(v, spec):
+    return "–" if v is None else format(v, spec)
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+print(f"Medians of {reps} interleaved runs each; time = CPU seconds of the timed part; "
+      "speed-up = other's time / pool's time (above 1: the pool is faster); "
+      "RSS = peak resident set (ru_maxrss).\n")
+print("| workload | pool s | glibc s | mimalloc s | speed-up vs glibc | speed-up vs mimalloc "
+      "| pool RSS MiB | glibc RSS MiB | mimalloc RSS MiB | pool RSS / glibc |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for index, name in enumerate(names):
+    if (index, "pool") not in runs:
+        continue
+    t = {a: med(index, a, 0) for a in ("pool", "glibc", "mimalloc")}
+    m = {a: med(index, a, 1) for a in ("pool", "glibc", "mimalloc")}
+    mib = {a: None if m[a] is None else m[a] / 1024 for a in m}
+    print(f"| {name} | {fmt(t['pool'], '.3f')} | {fmt(t['glibc'], '.3f')} | "
+          f"{fmt(t['mimalloc'], '.3f')} | {fmt(ratio(t['glibc'], t['pool']), '.2f')}× | "
+          f"{fmt(ratio(t['mimalloc'], t['pool']), '.2f')}× | {fmt(mib['pool'], '.1f')} | "
+          f"{fmt(mib['glibc'], '.1f')} | {fmt(mib['mimalloc'], '.1f')} | "
+          f"{fmt(ratio(m['pool'], m['glibc']), '.2f')} |")
+EOF
+exit "$failed"
