@@ -5,7 +5,8 @@
 set -euo pipefail
 packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev
           valgrind python3
-          libexpat1-dev shared-mime-info iso-codes) # the XML DOM test: Expat and real files
+          libexpat1-dev shared-mime-info iso-codes # the XML DOM test: Expat and real files
+          liblua5.4-dev lua-dkjson libsqlite3-dev libxml2-dev) # tests/clients (issue 8)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine)
