@@ -31,14 +31,17 @@ dk="/usr/share/doc/lua-dkjson/examples"
 iso_json="/usr/share/iso-codes/json/iso_639-3.json"
 xml_files="/usr/share/mime/packages/freedesktop.org.xml /usr/share/xml/iso-codes/iso_639-3.xml"
 
-# name | program | arguments   (GC-heavy ones are marked so in the name)
+# name | program | arguments [| lines the oracle ignores (grep -E)]
+# jsontest.lua prints one table encoded in pairs() order, which follows Lua's hash seed
+# (time and addresses: it changes from run to run with any allocator); only that line
+# is left out of its comparison.
 workloads=(
     "lua binary_trees 15 (GC-heavy)|sta_lua_client|$lua_dir/binary_trees.lua 15"
     "lua string_building 10000 (GC-heavy)|sta_lua_client|$lua_dir/string_building.lua 10000"
     "lua table_churn 500 (GC-heavy)|sta_lua_client|$lua_dir/table_churn.lua 500"
     "lua dkjson iso_639-3.json x3|sta_lua_client|$lua_dir/iso_json.lua $iso_json 3"
     "lua dkjson speedtest.lua|sta_lua_client|$dk/speedtest.lua dkjson"
-    "lua dkjson jsontest.lua|sta_lua_client|$dk/jsontest.lua"
+    "lua dkjson jsontest.lua|sta_lua_client|$dk/jsontest.lua|^mixed table encoded as:"
     "sqlite SQL mix, 20000 people|sta_sqlite_client|$iso_json 20000"
     "libxml2 parse+walk+free x5|sta_libxml2_client|5 $xml_files"
 )
@@ -50,16 +53,21 @@ failed=0
 
 run_one() { # workload-index allocator rep
     local index=$1 alloc=$2 rep=$3
-    IFS='|' read -r name program args <<<"${workloads[$index]}"
+    IFS='|' read -r name program args ignore <<<"${workloads[$index]}"
     local mode=--alloc=malloc preload=
     [[ $alloc == pool ]] && mode=--alloc=pool
     [[ $alloc == mimalloc ]] && preload="$mimalloc"
     local out="$work/out.$index.$alloc.$rep" err="$work/err.$index.$alloc.$rep"
     # shellcheck disable=SC2086 # the arguments are words on purpose
-    if ! LD_PRELOAD="$preload" "$bin/$program" "$mode" $args >"$out" 2>"$err"; then
+    if ! LD_PRELOAD="$preload" "$bin/$program" "$mode" $args >"$out.raw" 2>"$err"; then
         echo "FAILED: $name ($alloc): $(tail -1 "$err")" >&2
         failed=1
         return
+    fi
+    if [[ -n "$ignore" ]]; then
+        grep -Ev "$ignore" "$out.raw" >"$out" || true
+    else
+        mv "$out.raw" "$out"
     fi
     local line seconds rss
     line="$(grep '^sta-client ' "$err")"
@@ -79,7 +87,7 @@ for index in "${!workloads[@]}"; do
             run_one "$index" "$alloc" "$rep"
         done
     done
-    for f in "$work"/out."$index".*; do
+    for f in "$work"/out."$index".*[0-9]; do
         if ! cmp -s "$f" "$work/out.$index.glibc.1"; then
             echo "ORACLE MISMATCH: $name: $(basename "$f") differs from the glibc run" >&2
             failed=1

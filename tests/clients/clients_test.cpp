@@ -36,10 +36,28 @@ bool exists(const std::string& path) {
     return std::ifstream(path).good();
 }
 
-/// Both allocators: exit code 0 and byte-identical stdout. Returns the pool's output.
-std::string expect_same_output(const std::string& program, const std::string& args) {
-    const run_result pool = run(program + " --alloc=pool " + args);
-    const run_result malloc = run(program + " --alloc=malloc " + args);
+/// `text` without the lines that start with `prefix`.
+std::string without_lines(const std::string& text, const std::string& prefix) {
+    std::string out;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        end = end == std::string::npos ? text.size() : end + 1;
+        if (prefix.empty() || text.compare(begin, prefix.size(), prefix) != 0)
+            out.append(text, begin, end - begin);
+        begin = end;
+    }
+    return out;
+}
+
+/// Both allocators: exit code 0 and byte-identical stdout (less the lines starting
+/// with `ignored`, when given). Returns the pool's output.
+std::string expect_same_output(const std::string& program, const std::string& args,
+                               const std::string& ignored = "") {
+    run_result pool = run(program + " --alloc=pool " + args);
+    run_result malloc = run(program + " --alloc=malloc " + args);
+    pool.out = without_lines(pool.out, ignored);
+    malloc.out = without_lines(malloc.out, ignored);
     EXPECT_EQ(pool.exit_code, 0) << program << " --alloc=pool " << args;
     EXPECT_EQ(malloc.exit_code, 0) << program << " --alloc=malloc " << args;
     EXPECT_FALSE(pool.out.empty());
@@ -81,11 +99,15 @@ TEST(LuaClient, IsoCodesJsonDecodesTheSameAsTheDefaultAllocator) {
     EXPECT_NE(out.find("languages\t500"), std::string::npos) << out;
 }
 
-// Guards dkjson's own test suite on the pool: same findings as with the default allocator.
+// Guards dkjson's own test suite on the pool: same findings as with the default
+// allocator. One line prints a table in pairs() order, which follows Lua's hash seed
+// (time and addresses) and changes between runs with any allocator: it is left out.
 TEST(LuaClient, DkjsonTestSuitePrintsTheSameAsTheDefaultAllocator) {
     if (!exists(dkjson_examples + "jsontest.lua"))
         GTEST_SKIP() << "dkjson's examples are missing (package lua-dkjson)";
-    expect_same_output(lua, dkjson_examples + "jsontest.lua");
+    const std::string out =
+        expect_same_output(lua, dkjson_examples + "jsontest.lua", "mixed table encoded as:");
+    EXPECT_NE(out.find("sparse array (#=1) encoded as:"), std::string::npos) << out;
 }
 
 // Guards SQLite on the C API (xSize, xRoundup, sizeless xFree): same query results and
