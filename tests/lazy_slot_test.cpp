@@ -280,9 +280,8 @@ TEST(LazySlotDeathTest, CallFromASecondThreadAbortsInCheckedBuilds) {
     GTEST_SKIP() << "STA_POOL_CHECKS is off: the owner check compiles away";
 #else
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_DEATH(
-        call_owned_slot_from_two_threads(),
-        "sta::lazy_slot \"owned\": called from thread [0-9]+, but it belongs to thread [0-9]+");
+    EXPECT_DEATH(call_owned_slot_from_two_threads(),
+                 "sta::lazy_slot \"owned\": called from thread .*, but it belongs to thread ");
 #endif
 }
 

@@ -64,10 +64,11 @@ TEST(LocalPtr, MakeLocalTakesOnePoolBlockForCountAndObject) {
     FRESH_POOL;
     {
         auto p = sta::make_local<tracked, pool>(1);
+        // One block of the class of header + object: the count did not get a block of its
+        // own. (Where in the block the object sits is the ABI's business: mingw packs it
+        // into the header's tail padding, Linux does not.)
         EXPECT_EQ(pool::stats().bytes_in_use, (block_class_bytes<tracked, pool>()));
-        // The count sits in front of the object, inside the same block.
-        const auto object = reinterpret_cast<std::uintptr_t>(p.get());
-        EXPECT_EQ(object % 16, sizeof(sta::detail::local_count) % 16);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p.get()) % alignof(tracked), 0u);
     }
     EXPECT_EQ(pool::stats().bytes_in_use, 0u);
 }
@@ -291,7 +292,7 @@ TEST(LocalPtrDeathTest, CopyOnASecondThreadAbortsInCheckedBuilds) {
 #else
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_DEATH(copy_on_a_second_thread(),
-                 "sta::local_ptr: called from thread [0-9]+, but it belongs to thread [0-9]+");
+                 "sta::local_ptr: called from thread .*, but it belongs to thread ");
 #endif
 }
 

@@ -165,17 +165,24 @@ class basic_memory_pool {
                 count_alloc(new_bytes);
                 detail::hooks::block_resized(p, old_bytes, new_bytes, new_class);
 #if STA_POOL_CHECKS
-                detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(p), p,
-                                      new_bytes);
+                detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(p),
+                                      reinterpret_cast<std::uintptr_t>(p), new_bytes);
 #endif
                 return p;
             }
         } else if (!old_pooled && !new_pooled) {
-            [[maybe_unused]] const auto old_address = reinterpret_cast<std::uintptr_t>(p);
-            void* q = detail::next_tier_realloc(p, old_bytes, new_bytes);
+#if STA_POOL_CHECKS
+            // Forget the block before realloc may free it; record whichever survives.
+            const auto old_address = reinterpret_cast<std::uintptr_t>(p);
+            detail::checked_moved(engine::state(), old_address, 0, 0);
+#endif
+            void* q = detail::next_tiers<engine>::realloc(p, old_bytes, new_bytes);
 #if STA_POOL_CHECKS
             if (q != nullptr)
-                detail::checked_moved(engine::state(), old_address, q, new_bytes);
+                detail::checked_moved(engine::state(), 0, reinterpret_cast<std::uintptr_t>(q),
+                                      new_bytes);
+            else
+                detail::checked_moved(engine::state(), 0, old_address, old_bytes);
 #endif
             return q;
         }
@@ -195,7 +202,7 @@ class basic_memory_pool {
         detail::check_owner(engine::state(), engine::name);
         const std::string where =
             std::string(engine::name) + "::set_page_bytes(" + std::to_string(bytes) + "): ";
-        if (engine::state().pages_mapped != 0)
+        if (engine::state().pages_mapped != 0 || detail::next_tiers<engine>::heap.holds_memory())
             throw std::logic_error(where + "the pool has already mapped a page; the page size "
                                            "is chosen once, before the first allocation");
         if (bytes < min_page_bytes)

@@ -35,7 +35,9 @@ inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead d
 #if STA_POOL_CHECKS
 
 struct checked_registry {
-    std::unordered_map<const void*, std::size_t> live; // block -> requested bytes
+    // block address -> requested bytes. Addresses, not pointers: realloc records the
+    // old address of a block that may be gone.
+    std::unordered_map<std::uintptr_t, std::size_t> live;
 };
 
 inline checked_registry& registry_of(pool_state& s) {
@@ -80,7 +82,7 @@ inline checked_registry& registry_of(pool_state& s) {
 
 /// A block was handed out: record it and fill it.
 inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
-    registry_of(s).live[p] = bytes;
+    registry_of(s).live[reinterpret_cast<std::uintptr_t>(p)] = bytes;
     if (!STA_POOL_VALGRIND && is_pooled_size(bytes))
         std::memset(p, fill_allocated, bytes);
 }
@@ -89,7 +91,7 @@ inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
 inline void checked_live(pool_state& s, const char* pool_name, const void* p, std::size_t bytes,
                          const char* operation) {
     checked_registry& r = registry_of(s);
-    const auto it = r.live.find(p);
+    const auto it = r.live.find(reinterpret_cast<std::uintptr_t>(p));
     if (it == r.live.end())
         report_unknown_block(s, pool_name, p, bytes, operation);
     if (it->second != bytes)
@@ -102,17 +104,20 @@ inline void checked_live(pool_state& s, const char* pool_name, const void* p, st
 /// A live block is freed: forget it and fill it.
 inline void checked_freed(pool_state& s, const char* pool_name, void* p, std::size_t bytes) {
     checked_live(s, pool_name, p, bytes, "freed");
-    registry_of(s).live.erase(p);
+    registry_of(s).live.erase(reinterpret_cast<std::uintptr_t>(p));
     if (is_pooled_size(bytes))
         std::memset(p, fill_freed, bytes);
 }
 
-/// realloc kept or moved a block: the registry follows. The old address comes as an
-/// integer, taken before the realloc that may have freed it.
-inline void checked_moved(pool_state& s, std::uintptr_t from, const void* to, std::size_t bytes) {
+/// realloc kept or moved a block: the registry follows. Addresses, not pointers:
+/// `from` may be gone. A zero address is no block (forget only, or record only).
+inline void checked_moved(pool_state& s, std::uintptr_t from, std::uintptr_t to,
+                          std::size_t bytes) {
     checked_registry& r = registry_of(s);
-    r.live.erase(reinterpret_cast<const void*>(from));
-    r.live[to] = bytes;
+    if (from != 0)
+        r.live.erase(from);
+    if (to != 0)
+        r.live[to] = bytes;
 }
 
 #endif // STA_POOL_CHECKS

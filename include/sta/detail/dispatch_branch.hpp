@@ -11,6 +11,7 @@
 // own beyond those of pool_state.
 #pragma once
 
+#include "sta/detail/next_tiers.hpp"
 #include "sta/detail/pool_state.hpp"
 
 #include <array>
@@ -98,13 +99,14 @@ class branch_engine {
 
     STA_NOINLINE static void* alloc_outside(std::size_t bytes) noexcept {
         // malloc(0)-like: a unique 8 B block. Above 32 KiB: the next tiers.
-        return bytes == 0 ? alloc_slot(smallest_class_slot) : next_tier_alloc(bytes);
+        return bytes == 0 ? alloc_slot(smallest_class_slot)
+                          : next_tiers<branch_engine>::alloc(bytes);
     }
     STA_NOINLINE static void free_outside(void* p, std::size_t bytes) noexcept {
         if (bytes == 0)
             push(smallest_class_slot, p);
         else
-            next_tier_free(p, bytes);
+            next_tiers<branch_engine>::free(p, bytes);
     }
 
     friend core;

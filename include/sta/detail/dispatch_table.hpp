@@ -19,6 +19,7 @@
 // The converse need not hold: get<N> finds out lazily that its list has drained.
 #pragma once
 
+#include "sta/detail/next_tiers.hpp"
 #include "sta/detail/pool_state.hpp"
 
 #include <array>
@@ -133,16 +134,21 @@ class table_engine {
 
     static void* alloc_zero_or_huge(std::size_t bytes) noexcept {
         // malloc(0)-like: a unique 8 B block. Sizes above 2 GiB go to the next tier.
-        return bytes == 0 ? state_.alloc_table[smallest_class_slot](0) : next_tier_alloc(bytes);
+        return bytes == 0 ? state_.alloc_table[smallest_class_slot](0)
+                          : next_tiers<table_engine>::alloc(bytes);
     }
     static void free_zero_or_huge(void* p, std::size_t bytes) noexcept {
         if (bytes == 0)
             put<smallest_class_slot>(p, 0);
         else
-            next_tier_free(p, bytes);
+            next_tiers<table_engine>::free(p, bytes);
     }
-    static void* alloc_next_tier(std::size_t bytes) noexcept { return next_tier_alloc(bytes); }
-    static void free_next_tier(void* p, std::size_t bytes) noexcept { next_tier_free(p, bytes); }
+    static void* alloc_next_tier(std::size_t bytes) noexcept {
+        return next_tiers<table_engine>::alloc(bytes);
+    }
+    static void free_next_tier(void* p, std::size_t bytes) noexcept {
+        next_tiers<table_engine>::free(p, bytes);
+    }
 
     template <std::uint32_t Slot>
     static constexpr alloc_fn pooled_alloc_fn(bool want_get) noexcept {

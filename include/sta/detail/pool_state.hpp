@@ -118,24 +118,6 @@ STA_FORCE_INLINE void check_owner([[maybe_unused]] pool_state& s,
 #endif
 }
 
-// ---------------------------------------------------------------------------------
-// Next tiers. (32 KiB, page/2] belongs to the thread_heap tier, which is not built
-// yet: until it is, both tiers are std::malloc (the README says so).
-// ---------------------------------------------------------------------------------
-// No object can exceed PTRDIFF_MAX bytes: such a request fails here, before malloc
-// (which valgrind would report as a "fishy" size).
-inline constexpr std::size_t max_request_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
-
-inline void* next_tier_alloc(std::size_t bytes) noexcept {
-    return bytes <= max_request_bytes ? std::malloc(bytes) : nullptr;
-}
-inline void next_tier_free(void* p, std::size_t /*bytes*/) noexcept {
-    std::free(p);
-}
-inline void* next_tier_realloc(void* p, std::size_t /*old_bytes*/, std::size_t new_bytes) noexcept {
-    return new_bytes <= max_request_bytes ? std::realloc(p, new_bytes) : nullptr;
-}
-
 /// Slow paths shared by every dispatch policy. `Engine` provides `state()` and
 /// `push(slot, block)` (which, for the table policy, also rewrites the slot).
 template <class Engine>

@@ -25,7 +25,13 @@
 namespace sta::detail {
 
 inline std::uintptr_t thread_key() noexcept {
-#if defined(_WIN32) && (defined(_M_X64) || defined(__x86_64__))
+#if defined(_WIN32) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // The thread id in the TEB (gs:[0x48]). mingw's __readgsdword trips g++ 12's
+    // -Warray-bounds (a constant address), so read it directly.
+    unsigned long id;
+    __asm__("movl %%gs:0x48, %k0" : "=r"(id));
+    return static_cast<std::uintptr_t>(id);
+#elif defined(_WIN32) && defined(_M_X64)
     return static_cast<std::uintptr_t>(__readgsdword(0x48));
 #elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     std::uintptr_t tp;
