@@ -158,6 +158,30 @@ TYPED_TEST(MemoryPool, SizesAbove32KiBLeaveThePool) {
     pool::free(pooled, 32768);
 }
 
+// Guards the tier routing: (32 KiB, page/2] goes to the pool's private heap, larger
+// sizes to malloc, and the page size is frozen once the heap holds memory (a block's
+// tier is a function of its size and the page size).
+TYPED_TEST(MemoryPool, MidSizesGoToThePrivateHeapAndFreezeThePageSize) {
+    FRESH_POOL;
+    using tiers = sta::detail::next_tiers<typename pool::engine>;
+    void* big = pool::alloc(600 * 1024); // above page/2 (512 KiB): malloc
+    EXPECT_FALSE(tiers::heap.holds_memory());
+    void* mid = pool::alloc(40000);
+    ASSERT_NE(mid, nullptr);
+    EXPECT_TRUE(tiers::heap.holds_memory());
+    std::memset(mid, 0x2D, 40000);
+    mid = pool::realloc(mid, 40000, 500 * 1024); // stays in the heap
+    ASSERT_NE(mid, nullptr);
+    EXPECT_EQ(static_cast<unsigned char*>(mid)[39999], 0x2D);
+    mid = pool::realloc(mid, 500 * 1024, 700 * 1024); // crosses into malloc
+    ASSERT_NE(mid, nullptr);
+    EXPECT_EQ(static_cast<unsigned char*>(mid)[39999], 0x2D);
+    EXPECT_THROW(pool::set_page_bytes(512 * 1024), std::logic_error);
+    pool::free(mid, 700 * 1024);
+    pool::free(big, 600 * 1024);
+    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+}
+
 // Guards the 4 GiB truncation end to end: a huge request must fail cleanly (or be
 // served by malloc), never come back as a small pooled block.
 TYPED_TEST(MemoryPool, HugeSizesFailCleanlyWithNullptr) {
