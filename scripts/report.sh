@@ -148,5 +148,22 @@ done < <(sed -n 's/^[[:space:]]*sta_add_benchmark(\([A-Za-z0-9_]*\).*/\1/p' benc
 say "report: docs/benchmarks.md, docs/benchmarks.svg"
 skipped_text=$(IFS=';'; echo "${skipped[*]:-}")
 python3 scripts/report.py "$out" --docs docs --skipped "${skipped_text//;/; }"
+# Real programs (issue 8): their own runner, interleaved runs with an output oracle.
+say "real programs on the pool: Lua, SQLite, libxml2"
+if REBUILD=0 REPS=3 bench/clients/run_clients.sh "$PWD/build/bench" >"$out/clients.md" \
+    2>"$out/clients.log"; then
+    {
+        echo
+        echo "## Real programs on the pool: Lua, SQLite, libxml2"
+        echo
+        echo "From \`bench/clients/run_clients.sh\` (3 interleaved runs each; method and"
+        echo "analysis in [clients.md](clients.md)); every run's output equals the glibc run's."
+        echo
+        cat "$out/clients.md"
+    } >>docs/benchmarks.md
+else
+    echo "  the client programs failed (see $out/clients.log)" >&2
+fi
+
 echo >&2
 echo "written: docs/benchmarks.md, docs/benchmarks.svg (raw results in $out)" >&2
