@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev
           valgrind python3
           libexpat1-dev shared-mime-info iso-codes # the XML DOM test: Expat and real files
-          liblua5.4-dev lua-dkjson libsqlite3-dev libxml2-dev) # tests/clients (issue 8)
+          liblua5.4-dev lua-dkjson libsqlite3-dev libxml2-dev # tests/clients (issue 8)
+          g++-mingw-w64-x86-64-posix wine) # the Windows build, tested under wine
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine)

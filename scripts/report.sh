@@ -165,5 +165,30 @@ else
     echo "  the client programs failed (see $out/clients.log)" >&2
 fi
 
+# Windows under wine (issue 7): the pool and thread_heap against the Windows heaps.
+if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/null; then
+    say "under wine: the pool and thread_heap against HeapAlloc, HeapCreate and malloc"
+    if cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
+        -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$out/wine.log" 2>&1 &&
+        cmake --build build/windows-bench --target tiers_benchmark -j2 >>"$out/wine.log" 2>&1 &&
+        WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
+            wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$out/wine.log"; then
+        {
+            echo
+            echo "## Under wine: the tiers against the Windows heaps"
+            echo
+            echo "From \`bench/windows/tiers_benchmark.cpp\`, cross-built with mingw-w64 and run"
+            echo "under wine $(wine --version 2>/dev/null). Wine's heap is not Microsoft's: these"
+            echo "figures say how the pool fares on wine, not on Windows."
+            echo
+            cat "$out/wine.md"
+        } >>docs/benchmarks.md
+    else
+        echo "  the wine benchmark failed (see $out/wine.log)" >&2
+    fi
+else
+    echo "  skipped the wine benchmark: mingw-w64 or wine is not installed" >&2
+fi
+
 echo >&2
 echo "written: docs/benchmarks.md, docs/benchmarks.svg (raw results in $out)" >&2
