@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sta/arena.hpp"
+#include "sta/detail/checker_report.hpp"
 
 #include <cstdint>
 #include <string>
@@ -13,12 +14,8 @@
 namespace sta::detail {
 
 inline std::string check_arena(const arena& a) {
-    std::string errors;
-    int reported = 0;
-    auto fail = [&](const std::string& what) {
-        if (++reported <= 8)
-            errors += what + "\n";
-    };
+    checker_report report;
+    auto fail = [&report](const std::string& what) { report.fail(what); };
 
     // A1: the bump range.
     if (a.current_ == nullptr) {
@@ -72,7 +69,7 @@ inline std::string check_arena(const arena& a) {
     if (reserved != a.bytes_reserved_)
         fail("A3: the blocks total " + std::to_string(reserved) + " bytes, bytes_reserved_ says " +
              std::to_string(a.bytes_reserved_));
-    return errors;
+    return report.finish();
 }
 
 } // namespace sta::detail

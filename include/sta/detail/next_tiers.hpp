@@ -15,22 +15,13 @@
 
 #include "sta/detail/config.hpp"
 #include "sta/detail/size_class.hpp"
+#include "sta/detail/windows.hpp"
 #include "sta/thread_heap.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-
-#if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
-#endif
 
 namespace sta::detail {
 

@@ -7,6 +7,7 @@
 // It walks everything: O(pages + blocks log blocks). For tests, not production.
 #pragma once
 
+#include "sta/detail/checker_report.hpp"
 #include "sta/detail/pool_state.hpp"
 
 #include <algorithm>
@@ -26,17 +27,9 @@ struct held_block {
 template <class Pool>
 std::string check_accounting(std::span<const held_block> held) {
     const pool_state& s = Pool::detail_state();
-    std::string errors;
-    int reported = 0;
-    auto fail = [&](const std::string& what) {
-        if (++reported <= 8)
-            errors += what + "\n";
-    };
-    auto hex = [](const void* p) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%p", p);
-        return std::string(buf);
-    };
+    checker_report report;
+    auto fail = [&report](const std::string& what) { report.fail(what); };
+    const auto hex = &checker_report::hex;
 
     struct range {
         std::uintptr_t begin, end;
@@ -137,9 +130,7 @@ std::string check_accounting(std::span<const held_block> held) {
     for (; i < pieces.size(); ++i)
         fail(std::string("I5: a ") + pieces[i].what + " at " +
              hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
-    if (reported > 8)
-        errors += "... and " + std::to_string(reported - 8) + " more\n";
-    return errors;
+    return report.finish();
 }
 
 } // namespace sta::detail

@@ -9,6 +9,7 @@
 // O(blocks log blocks). For tests, not production.
 #pragma once
 
+#include "sta/detail/checker_report.hpp"
 #include "sta/thread_heap.hpp"
 
 #include <algorithm>
@@ -24,17 +25,9 @@ namespace sta::detail {
 inline std::string check_thread_heap(const thread_heap& h, std::span<const thread_heap_held> held) {
     using block = thread_heap::block;
     using chunk_header = thread_heap::chunk_header;
-    std::string errors;
-    int reported = 0;
-    auto fail = [&](const std::string& what) {
-        if (++reported <= 8)
-            errors += what + "\n";
-    };
-    auto hex = [](const void* p) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%p", p);
-        return std::string(buf);
-    };
+    checker_report report;
+    auto fail = [&report](const std::string& what) { report.fail(what); };
+    const auto hex = &checker_report::hex;
 
     // H1: the chunk list.
     std::size_t chunks = 0, mapped = 0;
@@ -166,9 +159,7 @@ inline std::string check_thread_heap(const thread_heap& h, std::span<const threa
                 break;
             }
     }
-    if (reported > 8)
-        errors += "... and " + std::to_string(reported - 8) + " more\n";
-    return errors;
+    return report.finish();
 }
 
 } // namespace sta::detail

@@ -9,14 +9,8 @@
 #include <cstdint>
 
 #if defined(_WIN32)
+#include "sta/detail/windows.hpp"
 #include <intrin.h>
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <windows.h>
 #elif defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
