@@ -1,5 +1,12 @@
 // Helpers shared by the BSTR tests: heaps that fail on demand and count what they do,
-// the two Linux heaps every test runs on, and a layout checker.
+// the two variants every test runs on, and a layout checker.
+//
+// The variants: "system" and "pool". On Linux "system" is bstr_heap::system (malloc)
+// and "pool" is bstr_heap::pool<test_pool>, both wrapped in a counting heap that can
+// refuse memory. On Windows "system" is oleaut32 (sta::oleaut32_bstr_functions): its
+// allocator can be neither counted nor made to fail, so tests that inject
+// out-of-memory skip it (GTEST_SKIP, see skip_unless_counted) and heap counts are only
+// checked where `counted<F>` holds; "pool" is the portable implementation, as on Linux.
 #pragma once
 
 #include "sta/bstr.hpp"
@@ -68,11 +75,46 @@ struct pool_tag {};
 /// The pool the pool-heap tests use: a tagged pool of its own.
 using test_pool = sta::basic_memory_pool<sta::dispatch::default_policy, pool_tag>;
 
-using system_heap = counting_heap<sta::bstr_heap::system, system_tag>;
 using pool_heap = counting_heap<sta::bstr_heap::pool<test_pool>, pool_tag>;
-
-using system_functions = sta::bstr_functions<system_heap>;
 using pool_functions = sta::bstr_functions<pool_heap>;
+
+#if defined(_WIN32)
+/// Stands in for the heap of oleaut32's functions: nothing is counted and nothing can
+/// be refused (grants_left is ignored); tests check `counted<F>` first.
+struct oleaut32_heap {
+    static inline long grants_left = -1;
+    static inline long allocs = 0;
+    static inline long reallocs = 0;
+    static inline long frees = 0;
+    static inline long live = 0;
+    static inline std::size_t last_request = 0;
+    static void reset() noexcept { grants_left = -1, allocs = reallocs = frees = live = 0; }
+};
+struct system_functions : sta::oleaut32_bstr_functions {
+    using heap = oleaut32_heap;
+};
+
+/// True when running under wine (its ntdll exports wine_get_version).
+inline bool under_wine() {
+    const HMODULE ntdll = ::GetModuleHandleA("ntdll.dll");
+    return ntdll != nullptr && ::GetProcAddress(ntdll, "wine_get_version") != nullptr;
+}
+#else
+using system_heap = counting_heap<sta::bstr_heap::system, system_tag>;
+using system_functions = sta::bstr_functions<system_heap>;
+#endif
+
+/// Does F run on a counting heap (one that counts blocks and can refuse memory)?
+#if defined(_WIN32)
+template <class F>
+inline constexpr bool counted = !std::is_same_v<typename F::heap, oleaut32_heap>;
+#else
+template <class F>
+inline constexpr bool counted = true;
+#endif
+
+/// A string of OLECHARs (std::u16string on Linux, std::wstring on Windows).
+using ostring = std::basic_string<sta::OLECHAR>;
 
 using bstr_variants = ::testing::Types<system_functions, pool_functions>;
 
@@ -101,8 +143,19 @@ inline std::string layout_problem(sta::BSTR s, std::uint32_t bytes) {
     return "";
 }
 
-inline std::u16string text(const sta::OLECHAR* s, std::size_t n) {
-    return s == nullptr ? std::u16string() : std::u16string(s, n);
+inline ostring text(const sta::OLECHAR* s, std::size_t n) {
+    return s == nullptr ? ostring() : ostring(s, n);
 }
 
+/// Literals of OLECHARs: u"..." on Linux, L"..." on Windows.
+#define OL(s) STA_OLESTR(s)
+
 } // namespace sta_test
+
+/// Skips the rest of a typed test on oleaut32, which can be neither counted nor made to
+/// fail: `SKIP_UNLESS_COUNTED("why");`.
+#define SKIP_UNLESS_COUNTED(why)                                                                   \
+    do {                                                                                           \
+        if constexpr (!::sta_test::counted<F>)                                                     \
+            GTEST_SKIP() << "oleaut32: " << why;                                                   \
+    } while (0)

@@ -2,22 +2,29 @@
 //
 // What lives here:
 //   sta::OLECHAR, sta::BSTR, sta::HRESULT and friends (the Windows types; on Windows
-//   they are the SDK's own), and the eight functions with their Windows signatures:
+//   they are the SDK's own, wchar_t based, and TRUE, FALSE, S_OK ... stay the SDK's
+//   macros, so write them unqualified), and the eight functions with their Windows signatures:
 //   SysAllocString, SysAllocStringLen, SysAllocStringByteLen, SysReAllocString,
 //   SysReAllocStringLen, SysFreeString, SysStringLen, SysStringByteLen.
 //
-// On Windows (_WIN32) the functions forward to oleaut32's own. Everywhere else this
-// file implements them over a pluggable heap:
-//   sta::bstr_heap::system           malloc / realloc / free (the default)
-//   sta::bstr_heap::pool<Pool>       sta::memory_pool (or any tagged pool); the byte
-//                                    count in front of the string tells the pool the
-//                                    block's size, so there is no extra header.
-// `sta::bstr_functions<Heap>` holds the functions as static members, so one program
-// can use both heaps side by side (the benchmark and the tests do). The plain names
-// `sta::SysAllocString` ... use `sta::default_bstr_functions`: the pool heap when
-// STA_BSTR_POOL is 1, the system heap otherwise (and oleaut32 on Windows). A BSTR must
-// be freed and reallocated through the same functions that made it; a pool BSTR also
-// belongs to the pool's owner thread.
+// The allocation backend is pluggable:
+//   sta::bstr_heap::system           malloc / realloc / free (Linux only, the default
+//                                    there)
+//   sta::bstr_heap::pool<Pool>       sta::memory_pool (or any tagged pool), on Linux and
+//                                    Windows; the byte count in front of the string
+//                                    tells the pool the block's size, so there is no
+//                                    extra header.
+// `sta::bstr_functions<Heap>` holds the functions as static members over a heap, so one
+// program can use several side by side (the benchmark and the tests do), and
+// `sta::oleaut32_bstr_functions` (Windows only) forwards them to oleaut32's own. The
+// plain names `sta::SysAllocString` ... use `sta::default_bstr_functions`:
+//   Linux:   the pool heap when STA_BSTR_POOL is 1, the system heap otherwise;
+//   Windows: always oleaut32 (STA_BSTR_POOL is ignored there), so sta::CComBSTR's
+//            strings can be handed to COM. sta::basic_com_bstr<bstr_functions<
+//            bstr_heap::pool<>>> is the pool-backed string for code that keeps its
+//            strings to itself.
+// A BSTR must be freed and reallocated through the same functions that made it; a pool
+// BSTR also belongs to the pool's owner thread.
 //
 // Memory layout (as on Windows):
 //
@@ -54,17 +61,17 @@
 #include <cstring>
 #include <functional>
 
-#if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <oleauto.h>
-#include <windows.h>
-#else
 #include "sta/memory_pool.hpp"
+
+#if defined(_WIN32)
+// windows.h first (sta/memory_pool.hpp may already have brought it in, lean), then
+// ole2.h for oleauto.h and the COM types it needs. Nothing here is declared at global
+// scope or as a macro before them: the SDK's BSTR, OLECHAR, HRESULT, S_OK, TRUE ...
+// are used as they are.
+#include <windows.h>
+
+#include <ole2.h>
+#include <oleauto.h>
 #endif
 
 #ifndef STA_BSTR_POOL
@@ -129,14 +136,13 @@ inline constexpr std::uint32_t max_bstr_bytes = 0x7FFFFFF0u;
 /// The largest length in characters (SysAllocStringLen, SysReAllocStringLen).
 inline constexpr std::uint32_t max_bstr_chars = max_bstr_bytes / 2;
 
-#if !defined(_WIN32)
-
 // ---------------------------------------------------------------------------------
 // Heaps: where BSTR blocks come from. Each has static alloc / realloc / free taking
 // block sizes, and says whether a shrink is always done where the block lies.
 // ---------------------------------------------------------------------------------
 namespace bstr_heap {
 
+#if !defined(_WIN32)
 /// malloc / realloc / free. A shrink keeps the block as it is (free needs no size), so
 /// it never moves and never fails; the spare bytes come back at SysFreeString.
 struct system {
@@ -151,6 +157,7 @@ struct system {
         return new_bytes <= old_bytes;
     }
 };
+#endif // !_WIN32 (on Windows the system's BSTR heap is oleaut32's: oleaut32_bstr_functions)
 
 /// A sta::memory_pool (or a tagged basic_memory_pool). The block size is derived from
 /// the BSTR's byte count, so the sized free and realloc need no header of their own.
@@ -366,6 +373,7 @@ struct bstr_functions {
     }
 };
 
+#if !defined(_WIN32)
 #if STA_BSTR_POOL
 using default_bstr_functions = bstr_functions<bstr_heap::pool<>>;
 #else
@@ -374,33 +382,62 @@ using default_bstr_functions = bstr_functions<bstr_heap::system>;
 
 #else // _WIN32
 
-/// oleaut32's own functions, behind the same static-member interface.
+/// oleaut32's own functions, behind the same static-member interface. Each forwards
+/// to its oleaut32 twin, with sta's guarantees added in front where oleaut32 has none:
+///   - lengths above max_bstr_bytes give NULL / FALSE (oleaut32 only rejects sizes that
+///     wrap a UINT, and would try to allocate up to 4 GiB);
+///   - a NULL pbstr gives FALSE (oleaut32 dereferences it);
+///   - the Alloc functions zero a string made from a NULL source (Windows leaves it
+///     uninitialised);
+///   - SysReAllocString goes through oleaut32's SysReAllocStringLen, so a NULL source
+///     gives an empty string and a failure leaves *pbstr untouched (wine's
+///     SysReAllocString frees the old string before allocating the new one);
+///   - a source inside *pbstr is copied to a new string before the old one is freed
+///     (Microsoft: "unexpected results"; wine reads it after CoTaskMemRealloc moved it).
+/// Strings made here are oleaut32's: they can be handed to COM, and come back from it.
 struct oleaut32_bstr_functions {
-    static BSTR SysAllocString(const OLECHAR* psz) noexcept { return ::SysAllocString(psz); }
+    static BSTR SysAllocString(const OLECHAR* psz) noexcept {
+        if (psz == nullptr)
+            return nullptr;
+        const std::uint32_t len = detail::olestr_length(psz);
+        return len > max_bstr_chars ? nullptr : ::SysAllocStringLen(psz, len);
+    }
     static BSTR SysAllocStringLen(const OLECHAR* strIn, UINT ui) noexcept {
-        return ::SysAllocStringLen(strIn, ui);
+        if (ui > max_bstr_chars)
+            return nullptr;
+        BSTR s = ::SysAllocStringLen(strIn, ui);
+        if (s != nullptr && strIn == nullptr)
+            std::memset(s, 0, std::size_t{ui} * sizeof(OLECHAR));
+        return s;
     }
     static BSTR SysAllocStringByteLen(LPCSTR psz, UINT len) noexcept {
-        return ::SysAllocStringByteLen(psz, len);
+        if (len > max_bstr_bytes)
+            return nullptr;
+        BSTR s = ::SysAllocStringByteLen(psz, len);
+        if (s != nullptr && psz == nullptr)
+            std::memset(s, 0, len);
+        return s;
     }
     static INT SysReAllocString(BSTR* pbstr, const OLECHAR* psz) noexcept {
-        return ::SysReAllocString(pbstr, psz);
+        const std::uint32_t len = psz == nullptr ? 0 : detail::olestr_length(psz);
+        if (len > max_bstr_chars)
+            return FALSE;
+        return SysReAllocStringLen(pbstr, psz, len);
     }
     static INT SysReAllocStringLen(BSTR* pbstr, const OLECHAR* psz, unsigned int len) noexcept {
+        if (pbstr == nullptr || len > max_bstr_chars)
+            return FALSE;
+        if (inside(*pbstr, psz))
+            return replace(pbstr, ::SysAllocStringLen(psz, len));
         return ::SysReAllocStringLen(pbstr, psz, len);
     }
     /// sta extension: oleaut32 has no byte-wise realloc. Even lengths from an outside
     /// source grow through SysReAllocStringLen; odd lengths, and sources inside the
     /// string, are allocated, copied and then the old string is freed.
     static INT SysReAllocStringByteLen(BSTR* pbstr, LPCSTR psz, unsigned int len) noexcept {
-        if (pbstr == nullptr)
+        if (pbstr == nullptr || len > max_bstr_bytes)
             return FALSE;
-        const auto* old = reinterpret_cast<const char*>(*pbstr);
-        const UINT old_bytes = ::SysStringByteLen(*pbstr);
-        const bool inside = psz != nullptr && old != nullptr &&
-                            !std::less<const char*>{}(psz, old) &&
-                            std::less<const char*>{}(psz, old + old_bytes + sizeof(OLECHAR));
-        if (len % 2 == 0 && !inside) {
+        if (len % 2 == 0 && !inside(*pbstr, psz)) {
             if (!::SysReAllocStringLen(pbstr, nullptr, len / 2))
                 return FALSE;
             if (psz != nullptr)
@@ -410,17 +447,36 @@ struct oleaut32_bstr_functions {
         BSTR fresh = ::SysAllocStringByteLen(nullptr, len);
         if (fresh == nullptr)
             return FALSE;
+        const UINT old_bytes = ::SysStringByteLen(*pbstr);
         if (psz != nullptr)
             std::memcpy(fresh, psz, len);
-        else if (old != nullptr)
-            std::memcpy(fresh, old, old_bytes < len ? old_bytes : len);
-        ::SysFreeString(*pbstr);
-        *pbstr = fresh;
-        return TRUE;
+        else if (*pbstr != nullptr)
+            std::memcpy(fresh, *pbstr, old_bytes < len ? old_bytes : len);
+        return replace(pbstr, fresh);
     }
     static void SysFreeString(BSTR bstrString) noexcept { ::SysFreeString(bstrString); }
     static UINT SysStringLen(BSTR pbstr) noexcept { return ::SysStringLen(pbstr); }
     static UINT SysStringByteLen(BSTR bstr) noexcept { return ::SysStringByteLen(bstr); }
+
+  private:
+    /// Does `src` point into s's data or terminator?
+    static bool inside(BSTR s, const void* src) noexcept {
+        if (s == nullptr || src == nullptr)
+            return false;
+        const auto* first = reinterpret_cast<const char*>(s);
+        const auto* p = static_cast<const char*>(src);
+        const UINT bytes = ::SysStringByteLen(s);
+        return !std::less<const char*>{}(p, first) &&
+               std::less<const char*>{}(p, first + bytes + (bytes & 1u) + sizeof(OLECHAR));
+    }
+    /// *pbstr becomes `fresh` (the old string freed), or stays when fresh is NULL.
+    static INT replace(BSTR* pbstr, BSTR fresh) noexcept {
+        if (fresh == nullptr)
+            return FALSE;
+        ::SysFreeString(*pbstr);
+        *pbstr = fresh;
+        return TRUE;
+    }
 };
 
 using default_bstr_functions = oleaut32_bstr_functions;

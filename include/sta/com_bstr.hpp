@@ -27,6 +27,12 @@
 //     CharLowerBuff / CharUpperBuff.
 //   - Absent: LoadString, ReadFromStream, WriteToStream, GetStreamSize, CopyTo(VARIANT*),
 //     BSTRToArray, ArrayToBSTR, the GUID constructor. They exist only under _WIN32.
+//
+// On Windows OLECHAR is wchar_t, narrow strings are in the ANSI code page
+// (MultiByteToWideChar(CP_ACP)), comparisons are VarBstrCmp's and case mapping is
+// CharLowerBuffW / CharUpperBuffW, as ATL. sta::CComBSTR runs on oleaut32 there (its
+// strings can go to COM and back); CopyTo(VARIANT*) always makes the VARIANT's copy with
+// oleaut32, because VariantClear frees it there.
 #pragma once
 
 #include "sta/bstr.hpp"
@@ -196,9 +202,23 @@ class basic_com_bstr {
             detail::atl_throw(E_OUTOFMEMORY);
     }
 
-    basic_com_bstr(basic_com_bstr&& src) noexcept : m_str(src.m_str) { src.m_str = nullptr; }
+#if defined(_WIN32)
+    /// The GUID as text, "{xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx}" (StringFromGUID2).
+    basic_com_bstr(REFGUID guid) : m_str(nullptr) {
+        OLECHAR text[64];
+        const int n = ::StringFromGUID2(guid, text, 64);
+        if (n > 0)
+            m_str = checked(F::SysAllocStringLen(text, static_cast<UINT>(n - 1)));
+    }
+#endif
 
-    ~basic_com_bstr() { F::SysFreeString(m_str); }
+    basic_com_bstr(basic_com_bstr&& src) noexcept : m_str(src.m_str) {
+        src.m_str = nullptr;
+    }
+
+    ~basic_com_bstr() {
+        F::SysFreeString(m_str);
+    }
 
     // --- assignment: reuses the string's block; on failure the string is unchanged ---
 
@@ -260,9 +280,13 @@ class basic_com_bstr {
 
     // --- appending ----------------------------------------------------------------
 
-    HRESULT Append(const basic_com_bstr& bstrSrc) noexcept { return AppendBSTR(bstrSrc.m_str); }
+    HRESULT Append(const basic_com_bstr& bstrSrc) noexcept {
+        return AppendBSTR(bstrSrc.m_str);
+    }
 
-    HRESULT Append(OLECHAR ch) noexcept { return Append(&ch, 1); }
+    HRESULT Append(OLECHAR ch) noexcept {
+        return Append(&ch, 1);
+    }
 
     HRESULT Append(char ch) noexcept {
         const auto wide = static_cast<OLECHAR>(ch); // as ATL: char widened, sign and all
@@ -533,29 +557,32 @@ class basic_com_bstr {
         return hr;
     }
 
+    /// Reads what WriteToStream wrote: the count, the data, then the terminating
+    /// OLECHAR, which must be 0. On failure the string is NULL and the stream is back
+    /// where it was (as ATL).
     HRESULT ReadFromStream(IStream* pStream) noexcept {
         if (pStream == nullptr)
             return E_INVALIDARG;
         Empty();
+        LARGE_INTEGER zero{};
+        ULARGE_INTEGER start{};
+        const HRESULT seek = pStream->Seek(zero, STREAM_SEEK_CUR, &start);
         ULONG cb = 0;
         ULONG got = 0;
         HRESULT hr = pStream->Read(&cb, sizeof cb, &got);
-        if (FAILED(hr))
-            return hr;
-        if (got != sizeof cb)
-            return E_FAIL;
-        if (cb == 0)
-            return S_OK;
-        if (cb < sizeof(OLECHAR))
-            return E_FAIL;
-        m_str = F::SysAllocStringByteLen(nullptr, cb - sizeof(OLECHAR));
-        if (m_str == nullptr)
-            return E_OUTOFMEMORY;
-        hr = pStream->Read(m_str, cb, &got);
-        if (SUCCEEDED(hr) && (got != cb || m_str[cb / sizeof(OLECHAR) - 1] != 0))
-            hr = E_FAIL;
-        if (FAILED(hr))
-            Empty();
+        if (SUCCEEDED(hr)) {
+            if (got != sizeof cb || (cb != 0 && cb < sizeof(OLECHAR)))
+                hr = E_FAIL;
+            else if (cb != 0 && cb - sizeof(OLECHAR) > max_bstr_bytes)
+                hr = E_OUTOFMEMORY;
+            else if (cb != 0)
+                hr = read_data(pStream, cb - static_cast<ULONG>(sizeof(OLECHAR)));
+        }
+        if (hr != S_OK && seek == S_OK) {
+            LARGE_INTEGER back{};
+            back.QuadPart = static_cast<LONGLONG>(start.QuadPart);
+            pStream->Seek(back, STREAM_SEEK_SET, nullptr);
+        }
         return hr;
     }
 
@@ -563,11 +590,16 @@ class basic_com_bstr {
         return sizeof(ULONG) + (m_str != nullptr ? ByteLength() + sizeof(OLECHAR) : 0);
     }
 
+    /// The VARIANT belongs to COM (VariantClear frees it with oleaut32), so its copy is
+    /// made by oleaut32 whatever Functions this string runs on.
     HRESULT CopyTo(VARIANT* pvarDest) const noexcept {
         if (pvarDest == nullptr)
             return E_POINTER;
         pvarDest->vt = VT_BSTR;
-        pvarDest->bstrVal = Copy();
+        pvarDest->bstrVal =
+            m_str == nullptr
+                ? nullptr
+                : ::SysAllocStringByteLen(reinterpret_cast<LPCSTR>(m_str), ByteLength());
         if (pvarDest->bstrVal == nullptr && m_str != nullptr)
             return E_OUTOFMEMORY;
         return S_OK;
@@ -610,6 +642,28 @@ class basic_com_bstr {
 #endif
 
   private:
+#if defined(_WIN32)
+    /// ReadFromStream's data part: `bytes` bytes, then a 0 OLECHAR.
+    HRESULT read_data(IStream* pStream, ULONG bytes) noexcept {
+        m_str = F::SysAllocStringByteLen(nullptr, bytes);
+        if (m_str == nullptr)
+            return E_OUTOFMEMORY;
+        ULONG got = 0;
+        HRESULT hr = pStream->Read(m_str, bytes, &got);
+        if (SUCCEEDED(hr) && got != bytes)
+            hr = E_FAIL;
+        if (SUCCEEDED(hr)) {
+            OLECHAR terminator = 1;
+            hr = pStream->Read(&terminator, sizeof terminator, &got);
+            if (SUCCEEDED(hr) && (got != sizeof terminator || terminator != 0))
+                hr = E_FAIL;
+        }
+        if (FAILED(hr))
+            Empty();
+        return hr;
+    }
+#endif
+
     static BSTR checked(BSTR s) {
         if (s == nullptr)
             detail::atl_throw(E_OUTOFMEMORY);
