@@ -5,11 +5,12 @@
 #   release  g++ 12, -O2 -DNDEBUG: checks compiled away; the hooks-cost proof
 #   asan     clang 14, ASan + UBSan, checked build; misuse programs ASan must flag;
 #            a libFuzzer smoke run
+#   windows  mingw-w64 g++ 12 cross build, checked; every test program runs under wine
 # It stops at the first failing preset; ctest's summary is the closing line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-presets=(dev release asan)
+presets=(dev release asan windows)
 passed=0
 failed=0
 for preset in "${presets[@]}"; do
