@@ -170,9 +170,12 @@ if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/n
     say "under wine: the pool and thread_heap against HeapAlloc, HeapCreate and malloc"
     if cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
         -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$out/wine.log" 2>&1 &&
-        cmake --build build/windows-bench --target tiers_benchmark -j2 >>"$out/wine.log" 2>&1 &&
+        cmake --build build/windows-bench --target tiers_benchmark com_benchmark -j2 \
+            >>"$out/wine.log" 2>&1 &&
         WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
-            wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$out/wine.log"; then
+            wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$out/wine.log" &&
+        WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
+            wine build/windows-bench/tests/com_benchmark.exe >"$out/com.md" 2>>"$out/wine.log"; then
         {
             echo
             echo "## Under wine: the tiers against the Windows heaps"
@@ -182,6 +185,12 @@ if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/n
             echo "figures say how the pool fares on wine, not on Windows."
             echo
             cat "$out/wine.md"
+            echo
+            echo "### COM object creation: the activation slot against CoCreateInstance"
+            echo
+            echo "From \`bench/com_benchmark.cpp\` (method in [lazy_slot.md](lazy_slot.md))."
+            echo
+            cat "$out/com.md"
         } >>docs/benchmarks.md
     else
         echo "  the wine benchmark failed (see $out/wine.log)" >&2
