@@ -43,7 +43,11 @@
 
 #if STA_POOL_ASAN
 #include <sanitizer/asan_interface.h>
+#if defined(_MSC_VER) && !defined(__clang__)
+#define STA_HOOK_NO_ASAN __declspec(no_sanitize_address) __declspec(noinline)
+#else
 #define STA_HOOK_NO_ASAN __attribute__((no_sanitize_address, noinline))
+#endif
 #else
 #define STA_HOOK_NO_ASAN
 #endif
