@@ -21,16 +21,7 @@ using sta::TRUE;
 #endif
 
 template <class F>
-class Bstr : public ::testing::Test {
-  protected:
-    using heap = typename F::heap;
-    void SetUp() override { heap::reset(); }
-    void TearDown() override {
-        if constexpr (counted<F>) {
-            EXPECT_EQ(heap::live, 0) << "a BSTR leaked";
-        }
-    }
-};
+class Bstr : public bstr_fixture<F> {};
 TYPED_TEST_SUITE(Bstr, bstr_variants, bstr_variant_names);
 
 #define FUNCTIONS                                                                                  \

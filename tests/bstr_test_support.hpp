@@ -150,6 +150,19 @@ inline ostring text(const sta::OLECHAR* s, std::size_t n) {
 /// Literals of OLECHARs: u"..." on Linux, L"..." on Windows.
 #define OL(s) STA_OLESTR(s)
 
+/// The fixture of both BSTR suites: a fresh heap per test, and no string left behind.
+template <class F>
+class bstr_fixture : public ::testing::Test {
+  protected:
+    using heap = typename F::heap;
+    void SetUp() override { heap::reset(); }
+    void TearDown() override {
+        if constexpr (counted<F>) {
+            EXPECT_EQ(heap::live, 0) << "a BSTR leaked";
+        }
+    }
+};
+
 } // namespace sta_test
 
 /// Skips the rest of a typed test on oleaut32, which can be neither counted nor made to

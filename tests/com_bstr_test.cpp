@@ -26,16 +26,7 @@ using sta::S_OK;
 #endif
 
 template <class F>
-class ComBstr : public ::testing::Test {
-  protected:
-    using heap = typename F::heap;
-    void SetUp() override { heap::reset(); }
-    void TearDown() override {
-        if constexpr (counted<F>) {
-            EXPECT_EQ(heap::live, 0) << "a BSTR leaked";
-        }
-    }
-};
+class ComBstr : public bstr_fixture<F> {};
 TYPED_TEST_SUITE(ComBstr, bstr_variants, bstr_variant_names);
 
 #define SETUP                                                                                      \
