@@ -175,7 +175,7 @@ if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/n
         WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
             wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$out/wine.log" &&
         WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
-            wine build/windows-bench/tests/com_benchmark.exe >"$out/com.md" 2>>"$out/wine.log"; then
+            wine build/windows-bench/tests/com_benchmark.exe 20000 7 >"$out/com.md" 2>>"$out/wine.log"; then
         {
             echo
             echo "## Under wine: the tiers against the Windows heaps"
