@@ -13,7 +13,10 @@
 # mimalloc are also counted as LD_PRELOAD processes of the `malloc` rows.
 #
 # Output: CSV (allocator,pattern,mode,bytes,instructions_per_op), to FILE or stdout.
-set -euo pipefail
+# Any allocator that fails under valgrind, or yields no counts, fails the script (its
+# valgrind log is shown): no allocator is left out quietly.
+set -Eeuo pipefail
+trap 'echo "callgrind_counts: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 build=build/bench
 out=/dev/stdout
@@ -22,7 +25,7 @@ while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
 done
@@ -30,52 +33,59 @@ driver="$build/bench/op_counts"
 [[ -x "$driver" ]] || { echo "callgrind_counts: $driver not built" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "callgrind_counts: valgrind is not installed" >&2; exit 1; }
 
-libdir=$(dirname "$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ {print $NF; exit}')")
-declare -A preload=(
-    [jemalloc]="$libdir/libjemalloc.so.2"
-    [tcmalloc]="$libdir/libtcmalloc.so.4"
-    [mimalloc]="$libdir/libmimalloc.so.2"
-)
+declare -A preload=()
+for p in jemalloc tcmalloc mimalloc; do
+    if lib="$(scripts/peer_library.sh "$p" 2>/dev/null)"; then preload[$p]="$lib"; fi
+done
 if ((${#allocators[@]} == 0)); then
-    mapfile -t allocators < <("$driver" --list | grep -v unavailable)
+    # every allocator op_counts has, and every LD_PRELOAD peer that is installed
+    listing="$("$driver" --list)"
+    mapfile -t allocators < <(awk '!/unavailable/' <<<"$listing")
     for p in jemalloc tcmalloc mimalloc; do
-        [[ -e "${preload[$p]}" ]] && allocators+=("$p")
+        if [[ -n "${preload[$p]:-}" ]]; then allocators+=("$p"); fi
     done
 fi
+for a in "${allocators[@]}"; do
+    if [[ "$a" =~ ^(jemalloc|tcmalloc|mimalloc)$ && -z "${preload[$a]:-}" ]]; then
+        scripts/peer_library.sh "$a" >/dev/null # says which library is missing
+        exit 1
+    fi
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# run NAME [LD_PRELOAD-lib]: raw "name pattern mode bytes ops Ir" lines
+# run NAME [LD_PRELOAD-lib]: raw "name pattern mode bytes ops Ir" lines on stdout; on
+# failure the valgrind log on stderr and status 1
 run() {
     local name="$1" lib="${2:-}" prog="$1"
-    [[ -n "$lib" ]] && prog=malloc
+    [[ -z "$lib" ]] || prog=malloc
     local dir="$work/$name"
     mkdir -p "$dir"
-    if [[ -n "$lib" ]]; then
-        (cd "$dir" && LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
-            --callgrind-out-file=cg.%p "$OLDPWD/$driver" "$prog" >/dev/null 2>"$dir/log") || return 1
-    else
-        (cd "$dir" && valgrind --tool=callgrind --collect-atstart=no \
-            --callgrind-out-file=cg.%p "$OLDPWD/$driver" "$prog" >/dev/null 2>"$dir/log") || return 1
+    if ! (cd "$dir" && LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
+        --callgrind-out-file=cg.%p "$OLDPWD/$driver" "$prog" >/dev/null 2>"$dir/log"); then
+        echo "callgrind_counts: $name failed under valgrind; the end of its log:" >&2
+        tail -n 20 "$dir/log" >&2
+        return 1
     fi
-    awk -v name="$name" '
+    local lines
+    lines="$(awk -v name="$name" '
         /^desc: Trigger: Client Request: / { split($5, f, "/"); label = 1 }
         /^summary: / && label { print name, f[1], f[2], f[3], f[4], $2; label = 0 }
-    ' "$dir"/cg.*.* 
+    ' "$dir"/cg.*.*)"
+    if [[ -z "$lines" ]]; then
+        echo "callgrind_counts: $name produced no counts (no client-request dumps in $dir)" >&2
+        return 1
+    fi
+    echo "$lines"
 }
 
 raw="$work/raw"
-: >"$raw"
-run null >>"$raw"
+run null >"$raw"
 for a in "${allocators[@]}"; do
-    [[ "$a" == null ]] && continue
+    [[ "$a" != null ]] || continue
     echo "  callgrind: $a" >&2
-    if [[ -n "${preload[$a]:-}" ]]; then
-        run "$a" "${preload[$a]}" >>"$raw" || echo "  callgrind: $a failed, skipped" >&2
-    else
-        run "$a" >>"$raw" || echo "  callgrind: $a failed, skipped" >&2
-    fi
+    run "$a" "${preload[$a]:-}" >>"$raw"
 done
 
 # Per (allocator, pattern, mode, bytes): (Ir_large - Ir_small) / (ops_large - ops_small),
@@ -91,12 +101,22 @@ awk '
         for (i = 1; i <= n; ++i) {
             key = order[i]
             split(key, k, SUBSEP)
-            if (!(key in ops2)) continue
+            if (!(key in ops2)) {
+                printf "callgrind_counts: %s %s/%s/%s has one run of two\n", k[1], k[2], k[3], k[4] > "/dev/stderr"
+                failed = 1
+                continue
+            }
             per = (ir2[key] - ir1[key]) / (ops2[key] - ops1[key])
             base = "null" SUBSEP k[2] SUBSEP k[3] SUBSEP k[4]
             if (k[1] == "null") continue
+            if (!(base in ops2)) {
+                printf "callgrind_counts: no null figure for %s/%s/%s\n", k[2], k[3], k[4] > "/dev/stderr"
+                failed = 1
+                continue
+            }
             b = (ir2[base] - ir1[base]) / (ops2[base] - ops1[base])
             printf "%s,%s,%s,%s,%.1f\n", k[1], k[2], k[3], k[4], per - b
         }
+        exit failed + 0
     }
 ' "$raw" >"$out"

@@ -11,7 +11,10 @@
 # hits all three alike. Every run's stdout must equal the glibc run's byte for byte
 # (the oracle); a difference is reported and makes the script fail.
 # Time: CPU seconds of each program's timed part; RSS: ru_maxrss of the process.
-set -euo pipefail
+# Exit status: 0 when every run succeeded and matched the oracle; any failure is named
+# on stderr.
+set -Eeuo pipefail
+trap 'echo "run_clients.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build/clients-bench}"
 reps="${REPS:-5}"
@@ -24,7 +27,8 @@ if [[ ! -x "$build/bench/sta_lua_client" || "${REBUILD:-1}" == 1 ]]; then
         -j2 >/dev/null
 fi
 bin="$build/bench"
-mimalloc="$(ldconfig -p | awk '/libmimalloc\.so\.2 /{print $NF; exit}')"
+# (peer_library.sh says on stderr why when it is not installed)
+mimalloc="$("$root/scripts/peer_library.sh" mimalloc)" || mimalloc=
 
 lua_dir="$root/tests/clients/lua"
 dk="/usr/share/doc/lua-dkjson/examples"
@@ -65,19 +69,28 @@ run_one() { # workload-index allocator rep
         return
     fi
     if [[ -n "$ignore" ]]; then
-        grep -Ev "$ignore" "$out.raw" >"$out" || true
+        # grep's status 1 = every line was left out; only 2 and above are errors
+        grep -Ev "$ignore" "$out.raw" >"$out" || (($? == 1))
     else
         mv "$out.raw" "$out"
     fi
     local line seconds rss
-    line="$(grep '^sta-client ' "$err")"
+    if ! line="$(grep '^sta-client ' "$err")"; then
+        echo "FAILED: $name ($alloc): no 'sta-client' timing line on stderr" >&2
+        failed=1
+        return
+    fi
     seconds="$(sed 's/.*seconds=\([0-9.]*\).*/\1/' <<<"$line")"
     rss="$(sed 's/.*maxrss_kib=\([0-9]*\).*/\1/' <<<"$line")"
     printf '%s\t%s\t%s\t%s\n' "$index" "$alloc" "$seconds" "$rss" >>"$results"
 }
 
 allocators=(pool glibc)
-[[ -n "$mimalloc" ]] && allocators+=(mimalloc) || echo "mimalloc not found: its column is empty" >&2
+if [[ -n "$mimalloc" ]]; then
+    allocators+=(mimalloc)
+else
+    echo "mimalloc not found: its column is empty" >&2
+fi
 for index in "${!workloads[@]}"; do
     IFS='|' read -r name _ _ <<<"${workloads[$index]}"
     [[ -n "$only" && "$name" != *"$only"* ]] && continue
@@ -112,6 +125,8 @@ def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
+if "mimalloc" not in {alloc for _, alloc in runs}:
+    print("mimalloc was not measured (libmimalloc.so.2 not found): its columns are empty.\n")
 print(f"Medians of {reps} interleaved runs each; time = CPU seconds of the timed part; "
       "speed-up = other's time / pool's time (above 1: the pool is faster); "
       "RSS = peak resident set (ru_maxrss).\n")
