@@ -1,0 +1,227 @@
+"""scripts/report.py on a small fixed input (tests/report/fixture).
+
+The fixture has the formats scripts/report.sh writes: Google Benchmark JSON (aggregates
+only, mean and median, time in real_time for manual-time runs and in cpu_time for the
+others), the JSON lines of scenario_benchmark --rss and process_benchmark, the callgrind
+CSV, and the Markdown of the client programs and of the wine run. Its figures are
+chosen so that the fastest variant of a peer differs from the obvious one: mimalloc
+through dlopen beats mimalloc under LD_PRELOAD in the gui scenario (the verdict must be
+taken against the dlopen figure: 0.82x, missed; against LD_PRELOAD it would be 1.18x,
+met), mimalloc through operator new is its fastest balanced variant, jemalloc is the
+fastest general-purpose peer on the fresh path, and the best peer at cold start is
+foonathan::memory_stack, not one of the pool's own `sta+...` experiments.
+
+Run: python3 -B -m unittest discover -s tests/report   (ctest: report_py_test)
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+import report  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "fixture")
+SKIPS = {"preload:tcmalloc": "libtcmalloc.so.4 is not installed"}
+SKIP_ARGS = ["--skip", "preload:tcmalloc=libtcmalloc.so.4 is not installed"]
+
+
+def run_main(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = report.main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+class Judging(unittest.TestCase):
+    def setUp(self):
+        self.data = report.load(FIXTURE, SKIPS)
+        self.measures = report.build_measures(self.data)
+        self.verdicts = {v.target.id: v for v in report.judge(self.data, self.measures)}
+        self.rows = {m.id: figures for m, figures in report.main_rows(self.measures)}
+
+    def check(self, target, group, measure=None):
+        checks = [c for c in self.verdicts[target].checks if c.cond.group == group and
+                  (measure is None or c.cond.measure == measure)]
+        self.assertEqual(len(checks), 1, (target, group))
+        return checks[0]
+
+    def test_loading(self):
+        d = self.data
+        self.assertEqual(d.policy, "sta-branch")  # from get.json's context
+        # medians, not means; per op; manual time for fresh, CPU time for balanced
+        self.assertAlmostEqual(d.get[("sta-branch", "fresh", "ct", 32)], 1.0)
+        self.assertAlmostEqual(d.get[("sta-branch", "balanced", "rt", 32)], 1.9)
+        # LD_PRELOAD files: malloc -> the peer, std::allocator -> "(new)", others ignored
+        self.assertAlmostEqual(d.get[("mimalloc", "fresh", "rt", 32)], 6.7)
+        self.assertAlmostEqual(d.get[("mimalloc (new)", "balanced", "rt", 32)], 5.0)
+        self.assertAlmostEqual(d.get[("boost-pool", "pure_get", "rt", 32)], 1.8)
+        self.assertAlmostEqual(d.scenarios[("sta-branch", "gui")], 1340)  # µs per round
+        self.assertAlmostEqual(d.cold["sta-branch"], 15.8)  # median of three processes
+        self.assertEqual(d.rss_net[("sta-branch", "tree")], 3900)
+        self.assertEqual(d.ir[("boost-pool", "balanced", "rt", 32)], 13.0)
+
+    def test_verdicts(self):
+        self.assertEqual({k: v.ok for k, v in self.verdicts.items()}, {
+            "ct32_fresh": True, "ct32_pure_get": False, "ct32_balanced": False,
+            "rt32_fresh": True, "rt32_pure_get": False, "rt32_balanced": True,
+            "scenario_tree": True, "scenario_gui": False, "cold": False, "scale": False,
+            "memory": True})
+
+    def test_each_verdict_is_taken_against_the_fastest_variant(self):
+        expected = [  # target, group, measure, variant, ratio
+            ("scenario_gui", "mimalloc", None, "mimalloc-dlopen", 1100 / 1340),
+            ("scenario_tree", "mimalloc", None, "mimalloc-dlopen", 1650 / 1360),
+            ("scenario_gui", "glibc", None, "std::allocator", 2500 / 1340),
+            ("scenario_gui", "bump", None, "foonathan-stack", 1340 / 1250),
+            ("ct32_fresh", "general", None, "jemalloc", 6.0 / 1.0),
+            ("ct32_pure_get", "general", None, "mimalloc-dlopen", 2.9 / 3.0),
+            ("ct32_balanced", "general", None, "mimalloc (new)", 5.0 / 2.0),
+            ("ct32_balanced", "glibc", None, "malloc", 9.0 / 2.0),
+            ("ct32_balanced", "boost::pool", None, "boost-pool", 2.0 / 1.2),
+            ("rt32_balanced", "general", None, "mimalloc (new)", 5.0 / 1.9),
+            ("cold", "all", None, "foonathan-stack", 14.6 / 15.8),
+            ("memory", "glibc", "rss/tree", "std::allocator", 3900 / 3072),
+        ]
+        for target, group, measure, variant, value in expected:
+            with self.subTest(target=target, group=group):
+                c = self.check(target, group, measure)
+                self.assertEqual(c.figure.variant, variant)
+                self.assertAlmostEqual(c.value, value)
+
+    def test_scale_spread(self):
+        grow, churn = self.verdicts["scale"].checks
+        self.assertTrue(grow.ok)
+        self.assertAlmostEqual(grow.value[0], 18.4 / 20.8)
+        self.assertFalse(churn.ok)
+        self.assertAlmostEqual(churn.value[1], 6.64 / 2.57)
+
+    def test_main_table_and_targets_agree(self):
+        compared = 0
+        for v in self.verdicts.values():
+            for c in v.checks:
+                if c.cond.group in report.MAIN_GROUPS and c.cond.measure in self.rows:
+                    row = self.rows[c.cond.measure][c.cond.group]
+                    self.assertEqual((row.variant, row.value), (c.figure.variant, c.figure.value),
+                                     (v.target.id, c.cond.group))
+                    compared += 1
+        self.assertGreaterEqual(compared, 10)
+        # the gui row's best general-purpose peer is the figure the mimalloc verdict used
+        gui = self.rows["scenario/gui"]["general"]
+        mi = self.check("scenario_gui", "mimalloc").figure
+        self.assertEqual((gui.variant, gui.value), (mi.variant, mi.value))
+
+    def test_rendered_tables_agree(self):
+        rows = report.main_rows(self.measures)
+        main_md = report.render_main(self.data, rows)
+        targets_md = report.render_targets(list(self.verdicts.values()))
+        gui_row = next(line for line in main_md.splitlines() if "scenario gui" in line)
+        self.assertIn("mimalloc (dlopen) 1100 µs | 0.82×", gui_row)
+        gui_target = next(line for line in targets_md.splitlines() if "scenario gui" in line)
+        self.assertIn("0.82× vs mimalloc (dlopen)", gui_target)
+        self.assertTrue(gui_target.endswith("| **missed** |"))
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.results = os.path.join(self.tmp, "results")
+        shutil.copytree(FIXTURE, self.results)
+        self.docs = os.path.join(self.tmp, "docs")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_report(self, *extra):
+        return run_main([self.results, "--docs", self.docs, *SKIP_ARGS, *extra])
+
+    def markdown(self):
+        with open(os.path.join(self.docs, "benchmarks.md")) as f:
+            return f.read()
+
+    def test_every_section_is_written(self):
+        status, out, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        self.assertIn("| scenario gui:", out)
+        md = self.markdown()
+        for heading in ["## Main table", "## Targets", "### Why the missed targets are missed",
+                        "### get, 32 B (ns per op)", "## Instructions per operation at 32 B",
+                        "## Scenarios", "## Cold start", "## Scale", "### demo_benchmark",
+                        "## Real programs on the pool", "lua binary_trees 15",
+                        "## Under wine", "wine-8.0", "### COM object creation", "868.87"]:
+            self.assertIn(heading, md)
+        self.assertIn("Skipped under LD_PRELOAD: tcmalloc (libtcmalloc.so.4 is not installed)",
+                      md)
+        self.assertTrue(os.path.getsize(os.path.join(self.docs, "benchmarks.svg")) > 0)
+
+    def test_missing_policy_is_an_error(self):
+        path = os.path.join(self.results, "get.json")
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["context"]["sta_default_policy"]
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("sta_default_policy", err)
+        self.assertFalse(os.path.exists(os.path.join(self.docs, "benchmarks.md")))
+
+    def test_missing_section_is_an_error_unless_skipped(self):
+        os.remove(os.path.join(self.results, "clients.md"))
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("clients.md", err)
+        status, _, err = self.run_report("--skip", "clients=the client programs were not built")
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("## Real programs on the pool: Lua, SQLite, libxml2\n\n"
+                      "Skipped: the client programs were not built.", md)
+
+    def test_missing_preload_peer_is_an_error(self):
+        os.remove(os.path.join(self.results, "scenario-jemalloc.json"))
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("scenario-jemalloc.json", err)
+
+    def test_missing_peer_rows_are_an_error(self):
+        path = os.path.join(self.results, "cold.jsonl")
+        with open(path) as f:
+            lines = [line for line in f if '"jemalloc"' not in line]
+        with open(path, "w") as f:
+            f.writelines(lines)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("cold start (cold.jsonl): no rows of jemalloc", err)
+
+    def test_failed_benchmark_is_an_error(self):
+        path = os.path.join(self.results, "extra-demo_benchmark.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["benchmarks"][0].update(error_occurred=True, error_message="peer not available")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("peer not available", err)
+
+    def test_malformed_line_is_an_error(self):
+        with open(os.path.join(self.results, "scale.jsonl"), "a") as f:
+            f.write('{"kind": "scale", "allocator": "malloc", \n')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("scale.jsonl:", err)
+
+    def test_unknown_skip_key_is_an_error(self):
+        status, _, err = self.run_report("--skip", "get=no reason")
+        self.assertEqual(status, 1)
+        self.assertIn("--skip", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
