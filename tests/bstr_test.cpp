@@ -7,6 +7,7 @@
 #include "bstr_test_support.hpp"
 #include "pool_test_support.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <random>
 #include <vector>
@@ -141,15 +142,15 @@ TYPED_TEST(Bstr, LengthsAboveTheMaximumFailCleanly) {
 }
 
 // Guards the exact limit: the longest allowed string reaches the heap with the right,
-// unwrapped block size (the heap refuses it here).
+// unwrapped block size, a pointer-sized header included (the heap refuses it here).
 TYPED_TEST(Bstr, TheMaximumLengthIsAskedOfTheHeap) {
     FUNCTIONS;
     SKIP_UNLESS_COUNTED("out-of-memory cannot be injected into its allocator");
     heap::grants_left = 0;
     EXPECT_EQ(F::SysAllocStringLen(nullptr, sta::max_bstr_chars), nullptr);
-    EXPECT_EQ(heap::last_request, std::size_t{4} + sta::max_bstr_bytes + 2);
+    EXPECT_EQ(heap::last_request, sizeof(void*) + sta::max_bstr_bytes + 2);
     EXPECT_EQ(F::SysAllocStringByteLen(nullptr, sta::max_bstr_bytes - 1), nullptr);
-    EXPECT_EQ(heap::last_request, std::size_t{4} + sta::max_bstr_bytes + 2);
+    EXPECT_EQ(heap::last_request, sizeof(void*) + sta::max_bstr_bytes + 2);
 }
 
 // Guards injected out-of-memory: allocation returns NULL and nothing leaks.
@@ -292,6 +293,125 @@ TYPED_TEST(Bstr, ReAllocFromInsideIncludingTheTerminator) {
     F::SysFreeString(b);
 }
 
+// Guards SysReAllocStringLen(&b, b, n) with n far past the string: the content stays,
+// as on Windows, and n characters are not copied from a 4-character string.
+TYPED_TEST(Bstr, ReAllocOfItselfToALongerLengthKeepsTheContent) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(OL("Test"));
+    ASSERT_EQ(F::SysReAllocStringLen(&b, b, 1000000), TRUE);
+    EXPECT_EQ(F::SysStringLen(b), 1000000u);
+    EXPECT_EQ(text(b, 4), OL("Test"));
+    EXPECT_EQ(layout_problem(b, 2000000), "");
+    ASSERT_EQ(F::SysReAllocString(&b, b), TRUE); // the zero-terminated twin: up to the NUL
+    EXPECT_EQ(text(b, F::SysStringLen(b)), OL("Test"));
+    F::SysFreeString(b);
+}
+
+// Guards the same-pointer rule across the heaps' size classes and tiers, growing and
+// shrinking: every character that was there (up to the new length) stays.
+TYPED_TEST(Bstr, ReAllocOfItselfKeepsTheContentAtEveryLength) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(OL("seed"));
+    ostring model = OL("seed");
+    const unsigned lengths[] = {5,     7,      27,     28,    100,   1000, 16379, 16380, 20000,
+                                70000, 300000, 100000, 20000, 16379, 3000, 10,    0,     6};
+    for (const unsigned n : lengths) {
+        ASSERT_EQ(F::SysReAllocStringLen(&b, b, n), TRUE) << n;
+        ASSERT_EQ(layout_problem(b, n * 2), "") << n;
+        const std::size_t kept = std::min<std::size_t>(model.size(), n);
+        ASSERT_EQ(text(b, kept), model.substr(0, kept)) << n;
+        model.resize(n);
+        for (std::size_t k = kept; k < n; ++k) // the new tail is the caller's to fill
+            b[k] = model[k] = static_cast<OLECHAR>(u'A' + k % 26);
+    }
+    F::SysFreeString(b);
+}
+
+// Guards the byte-wise extension with the same pointer: odd lengths, growing and
+// shrinking, keep the bytes that were there.
+TYPED_TEST(Bstr, ReAllocByteLenOfItselfKeepsTheBytes) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocStringByteLen("abcde", 5);
+    ASSERT_EQ(F::SysReAllocStringByteLen(&b, reinterpret_cast<const char*>(b), 40001), TRUE);
+    EXPECT_EQ(layout_problem(b, 40001), "");
+    EXPECT_EQ(std::memcmp(b, "abcde", 5), 0);
+    ASSERT_EQ(F::SysReAllocStringByteLen(&b, reinterpret_cast<const char*>(b), 3), TRUE);
+    EXPECT_EQ(layout_problem(b, 3), "");
+    EXPECT_EQ(std::memcmp(b, "abc", 3), 0);
+    F::SysFreeString(b);
+}
+
+// Guards a source inside the string but past its start, asked for more than is left:
+// the bytes from it to the old terminator come first, nothing is read past the old
+// block (ASan would see it), on a growth, an in-place shrink and a shrink that moves.
+TYPED_TEST(Bstr, ReAllocFromInsideLongerThanTheRestKeepsWhatExists) {
+    FUNCTIONS;
+    BSTR b = F::SysAllocString(OL("0123456789"));
+    ASSERT_EQ(F::SysReAllocStringLen(&b, b + 6, 50), TRUE); // growth
+    EXPECT_EQ(layout_problem(b, 100), "");
+    EXPECT_EQ(text(b, 5), ostring(OL("6789\0"), 5)); // the old terminator came along
+    F::SysFreeString(b);
+
+    ostring big(40000, u'x');
+    for (std::size_t i = 0; i < big.size(); ++i)
+        big[i] = static_cast<OLECHAR>(u'a' + i % 26);
+    BSTR c = F::SysAllocStringLen(big.data(), 100);
+    ASSERT_EQ(F::SysReAllocStringLen(&c, c + 95, 60), TRUE); // shrink in place
+    EXPECT_EQ(layout_problem(c, 120), "");
+    EXPECT_EQ(text(c, 6), big.substr(95, 5) + OLECHAR(0));
+    F::SysFreeString(c);
+
+    BSTR d = F::SysAllocStringLen(big.data(), 40000); // above 32 KiB: may move on shrink
+    ASSERT_EQ(F::SysReAllocStringLen(&d, d + 39990, 20000), TRUE);
+    EXPECT_EQ(layout_problem(d, 40000), "");
+    EXPECT_EQ(text(d, 11), big.substr(39990, 10) + OLECHAR(0));
+    F::SysFreeString(d);
+
+    BSTR e = F::SysAllocStringByteLen("abcdefgh", 8);
+    ASSERT_EQ(F::SysReAllocStringByteLen(&e, reinterpret_cast<const char*>(e) + 3, 1001), TRUE);
+    EXPECT_EQ(layout_problem(e, 1001), "");
+    EXPECT_EQ(std::memcmp(e, "defgh\0\0", 7), 0);
+    ASSERT_EQ(F::SysReAllocStringByteLen(&e, reinterpret_cast<const char*>(e) + 1, 4), TRUE);
+    EXPECT_EQ(layout_problem(e, 4), "");
+    EXPECT_EQ(std::memcmp(e, "efgh", 4), 0);
+    F::SysFreeString(e);
+}
+
+// Guards the Win64 alignment: every BSTR is aligned to sizeof(void*), for every length
+// (character and odd byte lengths, pooled classes and the tiers above), after growth by
+// reallocation and after shrinking.
+TYPED_TEST(Bstr, EveryLengthIsPointerAligned) {
+    FUNCTIONS;
+    for (unsigned n = 0; n <= 4100; ++n) {
+        BSTR a = F::SysAllocStringLen(nullptr, n);
+        ASSERT_EQ(layout_problem(a, n * 2), "") << "SysAllocStringLen " << n;
+        F::SysFreeString(a);
+    }
+    for (unsigned n = 0; n <= 8200; ++n) {
+        BSTR a = F::SysAllocStringByteLen(nullptr, n);
+        ASSERT_EQ(layout_problem(a, n), "") << "SysAllocStringByteLen " << n;
+        F::SysFreeString(a);
+    }
+    for (const unsigned n : {32767u, 32768u, 40001u, 65536u, 100001u, 1u << 20, (1u << 20) + 3}) {
+        BSTR a = F::SysAllocStringByteLen(nullptr, n);
+        ASSERT_EQ(layout_problem(a, n), "") << "SysAllocStringByteLen " << n;
+        F::SysFreeString(a);
+    }
+    BSTR b = F::SysAllocString(OL(""));
+    for (unsigned n = 1; n <= 9000; ++n)
+        ASSERT_EQ(F::SysReAllocStringByteLen(&b, nullptr, n), TRUE) << n;
+    ASSERT_EQ(layout_problem(b, 9000), "");
+    for (unsigned n = 9000; n-- > 0;) {
+        ASSERT_EQ(F::SysReAllocStringByteLen(&b, nullptr, n), TRUE) << n;
+        ASSERT_EQ(layout_problem(b, n), "") << "shrunk to " << n;
+    }
+    for (unsigned n = 1; n <= 5000; ++n) {
+        ASSERT_EQ(F::SysReAllocStringLen(&b, nullptr, n * 7), TRUE) << n;
+        ASSERT_EQ(layout_problem(b, n * 14), "") << "grown to " << n * 7;
+    }
+    F::SysFreeString(b);
+}
+
 // Guards the growth path: repeated reallocation never allocates a second block.
 TYPED_TEST(Bstr, GrowthReallocatesInsteadOfAllocating) {
     FUNCTIONS;
@@ -356,14 +476,23 @@ TYPED_TEST(Bstr, RandomWalkMatchesTheModel) {
             model[i] = next, is_null[i] = false;
             break;
         }
-        case 3: { // from inside itself
-            const std::size_t chars = model[i].size() / 2;
-            if (is_null[i] || chars == 0)
+        case 3: { // from inside itself, the same pointer too, asked for up to `len` more
+            if (is_null[i])
                 break;
-            const std::size_t from = pick(static_cast<unsigned>(chars));
-            const std::size_t n = pick(static_cast<unsigned>(chars - from + 1));
+            const std::size_t chars = model[i].size() / 2;
+            const std::size_t from = pick(static_cast<unsigned>(chars + 1)); // up to the NUL
+            const std::size_t n =
+                pick(3) == 0 ? len : pick(static_cast<unsigned>(chars - from + 1));
             ASSERT_EQ(F::SysReAllocStringLen(&s[i], s[i] + from, static_cast<unsigned>(n)), TRUE);
-            model[i] = model[i].substr(from * 2, n * 2);
+            // What exists from the source on: the data, the pad byte, the terminator.
+            std::string old = model[i];
+            old.resize(old.size() + (old.size() & 1) + 2, '\0');
+            std::string next = old.substr(from * 2, std::min(n * 2, old.size() - from * 2));
+            const std::size_t kept = next.size();
+            next.resize(n * 2, '\0');
+            for (std::size_t k = kept; k < next.size(); ++k) // the uninitialised tail
+                reinterpret_cast<char*>(s[i])[k] = next[k] = static_cast<char>('a' + k % 26);
+            model[i] = next;
             break;
         }
         case 4: { // SysReAllocStringByteLen from another string
@@ -423,14 +552,16 @@ TEST(BstrPool, RefusedPageLeavesTheStringIntact) {
         pool::free(p, 32768);
 }
 
-// Guards "no extra header": a pool BSTR's block is exactly prefix + data + terminator,
-// so the free with the derived size puts it back in the right class.
+// Guards "no extra header": a pool BSTR's block is exactly the pointer-sized header +
+// data + terminator, starting one pointer before the string, so the free with the
+// derived size puts it back in the right class.
 TEST(BstrPool, FreedBlockComesBackForTheSameSize) {
     struct tag {};
     using pool = sta::basic_memory_pool<sta::dispatch::default_policy, tag>;
     using F = sta::bstr_functions<sta::bstr_heap::pool<pool>>;
-    BSTR a = F::SysAllocStringLen(nullptr, 29); // 4 + 58 + 2 = 64 bytes: the 64 B class
-    void* block = reinterpret_cast<char*>(a) - 4;
+    constexpr unsigned chars = (64 - sizeof(void*) - 2) / 2; // header + data + NUL = 64 B
+    BSTR a = F::SysAllocStringLen(nullptr, chars);
+    void* block = reinterpret_cast<char*>(a) - sizeof(void*);
     F::SysFreeString(a);
     EXPECT_EQ(pool::alloc(64), block);
     pool::free(block, 64);
@@ -461,6 +592,22 @@ TEST(Oleaut32, RawFunctionsFollowTheDocumentation) {
     ASSERT_EQ(::SysReAllocStringLen(&b, nullptr, 100), TRUE);
     EXPECT_EQ(text(b, 6), L"prefix"); // a NULL source keeps the old characters
     ::SysFreeString(b);
+}
+
+// Guards the oleaut32 rules the portable heaps copy: its own SysReAllocStringLen(&b, b,
+// n) keeps the content for n past the end, and its strings are aligned to a pointer at
+// every length (the Win64 header: a pad word, then the byte count).
+TEST(Oleaut32, RawSamePointerReallocAndAlignment) {
+    BSTR b = ::SysAllocString(L"Test");
+    ASSERT_EQ(::SysReAllocStringLen(&b, b, 100000), TRUE);
+    EXPECT_EQ(layout_problem(b, 200000), "");
+    EXPECT_EQ(text(b, 4), L"Test");
+    ::SysFreeString(b);
+    for (unsigned n = 0; n <= 4100; ++n) {
+        BSTR a = ::SysAllocStringByteLen(nullptr, n);
+        ASSERT_EQ(layout_problem(a, n), "") << n;
+        ::SysFreeString(a);
+    }
 }
 
 // Guards the wrapper's additions on top of oleaut32, where oleaut32 itself is

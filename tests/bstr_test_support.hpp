@@ -125,7 +125,12 @@ struct bstr_variant_names {
     }
 };
 
-/// "" if `s` has the Windows layout for a string of `bytes` bytes, else what is wrong.
+/// A BSTR's alignment, as on Windows: the header before it is pointer-sized.
+inline constexpr std::size_t bstr_alignment = sizeof(void*);
+
+/// "" if `s` has the Windows layout for a string of `bytes` bytes (the byte count at
+/// s - 4, the zero byte and the NUL OLECHAR after the data, aligned to a pointer), else
+/// what is wrong.
 inline std::string layout_problem(sta::BSTR s, std::uint32_t bytes) {
     if (s == nullptr)
         return "NULL";
@@ -138,8 +143,8 @@ inline std::string layout_problem(sta::BSTR s, std::uint32_t bytes) {
         return "no zero byte after the data";
     if (s[(bytes + 1) / 2] != 0)
         return "no NUL OLECHAR after the data";
-    if (reinterpret_cast<std::uintptr_t>(s) % alignof(sta::OLECHAR) != 0)
-        return "misaligned";
+    if (const auto off = reinterpret_cast<std::uintptr_t>(s) % bstr_alignment; off != 0)
+        return std::to_string(off) + " bytes past a multiple of " + std::to_string(bstr_alignment);
     return "";
 }
 

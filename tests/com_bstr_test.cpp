@@ -23,6 +23,7 @@ using sta::E_POINTER;
 using sta::ERROR_ARITHMETIC_OVERFLOW;
 using sta::HRESULT_FROM_WIN32;
 using sta::S_OK;
+using sta::TRUE;
 #endif
 
 template <class F>
@@ -480,6 +481,67 @@ TYPED_TEST(ComBstr, AppendOfOwnMiddle) {
     ASSERT_EQ(s.AppendBSTR(s.m_str), S_OK);
     model += model;
     EXPECT_EQ(str(s), model);
+}
+
+// Guards appends from inside the string asked for more than is left after the source:
+// what the old string had from there to its terminator is appended, nothing is read
+// past it, and the string keeps its length and layout.
+TYPED_TEST(ComBstr, AppendOfOwnTailLongerThanTheRest) {
+    SETUP;
+    S s(OL("0123456789"));
+    ASSERT_EQ(s.Append(s.m_str + 6, 20), S_OK);
+    EXPECT_EQ(s.Length(), 30u);
+    EXPECT_EQ(layout_problem(s.m_str, 60), "");
+    EXPECT_EQ(text(s.m_str, 15), ostring(OL("01234567896789\0"), 15));
+    ASSERT_EQ(s.Append(s.m_str, 100000), S_OK); // the whole string and far more
+    EXPECT_EQ(s.Length(), 100030u);
+    EXPECT_EQ(layout_problem(s.m_str, 200060), "");
+    EXPECT_EQ(text(s.m_str, 40), text(s.m_str, 30) + text(s.m_str, 10));
+
+    S b;
+    b.Attach(F::SysAllocStringByteLen("abcde", 5));
+    ASSERT_EQ(b.AppendBytes(reinterpret_cast<const char*>(b.m_str) + 2, 1001), S_OK);
+    EXPECT_EQ(b.ByteLength(), 1006u);
+    EXPECT_EQ(layout_problem(b.m_str, 1006), "");
+    EXPECT_EQ(bytes(b).substr(0, 11), std::string("abcdecde\0\0\0", 11));
+}
+
+// Guards SysReAllocStringLen(&s, s, n) on a CComBSTR's own string (through operator&
+// and the BSTR conversion) with n past its end: the content stays, and the string goes
+// on growing with its members.
+TYPED_TEST(ComBstr, ReAllocOfOwnStringThroughItsAddressKeepsIt) {
+    SETUP;
+    S s(OL("Test"));
+    ASSERT_EQ(F::SysReAllocStringLen(&s, s, 100000), TRUE);
+    EXPECT_EQ(s.Length(), 100000u);
+    EXPECT_EQ(text(s.m_str, 4), OL("Test"));
+    EXPECT_EQ(layout_problem(s.m_str, 200000), "");
+    ASSERT_EQ(s.Append(OL("!")), S_OK);
+    EXPECT_EQ(s.Length(), 100001u);
+    EXPECT_EQ(s.m_str[100000], OLECHAR('!'));
+    EXPECT_EQ(text(s.m_str, 4), OL("Test"));
+}
+
+// Guards the Win64 alignment through CComBSTR's growth: after every append (characters
+// and odd byte counts) and SetLength the string is aligned to sizeof(void*).
+TYPED_TEST(ComBstr, AppendsKeepTheStringPointerAligned) {
+    SETUP;
+    S s;
+    std::uint32_t n = 0;
+    for (int i = 0; i < 3000; ++i) {
+        if (i % 3 == 0) {
+            ASSERT_EQ(s.AppendBytes("xyz", 3), S_OK);
+            n += 3;
+        } else {
+            ASSERT_EQ(s.Append(OL("ab"), 2), S_OK);
+            n = n / 2 * 2 + 4; // whole characters: an odd byte is dropped
+        }
+        ASSERT_EQ(layout_problem(s.m_str, n), "") << "append " << i;
+    }
+    for (unsigned len = 20000; len > 0; len /= 3) {
+        ASSERT_EQ(s.SetLength(len), S_OK);
+        ASSERT_EQ(layout_problem(s.m_str, len * 2), "") << "SetLength " << len;
+    }
 }
 
 // Guards Attach / Detach: ownership in and out, attaching the own pointer is harmless.

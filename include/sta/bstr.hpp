@@ -13,7 +13,7 @@
 //   sta::bstr_heap::pool<Pool>       sta::memory_pool (or any tagged pool), on Linux and
 //                                    Windows; the byte count in front of the string
 //                                    tells the pool the block's size, so there is no
-//                                    extra header.
+//                                    header beyond the BSTR's own.
 // `sta::bstr_functions<Heap>` holds the functions as static members over a heap, so one
 // program can use several side by side (the benchmark and the tests do), and
 // `sta::oleaut32_bstr_functions` (Windows only) forwards them to oleaut32's own. The
@@ -26,13 +26,21 @@
 // A BSTR must be freed and reallocated through the same functions that made it; a pool
 // BSTR also belongs to the pool's owner thread.
 //
-// Memory layout (as on Windows):
+// Memory layout (as on Windows: Win64 on 64-bit targets, Win32 on 32-bit ones):
 //
-//   block --> +----------------+---------------------------+------+-----+
-//             | uint32 byte    | byte_len bytes of data    | 0x00 | 0x00|  (+1 pad byte
-//             | count (prefix) | (UTF-16, or any bytes)    |  NUL OLECHAR |   when odd)
-//             +----------------+---------------------------+------+-----+
-//                              ^ the BSTR points here
+//   block --> +----------+-------------+------------------------+-------+---------+
+//             | pad word | uint32 byte | byte_len bytes of data | 0x00  | 0x0000  |
+//             | (64-bit  | count       | (UTF-16, or any bytes) | (odd  | NUL     |
+//             | only: 0) |             |                        | only) | OLECHAR |
+//             +----------+-------------+------------------------+-------+---------+
+//             |<--- sizeof(void*) ---->|
+//                                      ^ the BSTR points here: block + sizeof(void*)
+//
+// The header is pointer-sized and ends with the byte count (oleaut32's Win64 header has
+// the same pad word), so the count is always at BSTR - 4 and, a heap's blocks being
+// aligned to at least sizeof(void*) (malloc and the pool give 16), every BSTR is aligned
+// to sizeof(void*), whatever its length: 8 on 64-bit targets, 4 on 32-bit ones. The
+// block is sizeof(void*) + byte_len + (byte_len & 1) + 2 bytes.
 //
 // Documented behaviour kept (Microsoft's pages on each function):
 //   - SysAllocString(NULL) is NULL; SysAllocString(u"") is an empty, non-NULL BSTR.
@@ -43,9 +51,18 @@
 //     contents and leave the new tail uninitialised, as SetLength relies on.)
 //   - SysAllocStringByteLen with an odd length: the byte after the data is 0 and the
 //     OLECHAR after that is 0 too ("the extra zero"), so SysStringLen rounds down.
+//   - Undocumented, but what Windows and wine do (some programs rely on it): a source
+//     equal to the string itself, SysReAllocStringLen(&b, b, n), keeps the content. The
+//     block is resized, the old characters stay (up to n), the tail past them is
+//     uninitialised and the terminator is written at n, for any n.
 // Guarantees beyond the documentation:
-//   - A source pointing inside the string being reallocated works (Microsoft says
-//     "unexpected results"): the bytes are moved to the front before the block shrinks.
+//   - Any other source pointing inside the block being reallocated works too (Microsoft
+//     says "unexpected results"), whatever the length asked for: the new string starts
+//     with the old block's bytes from the source to the end of the old block (the rest
+//     of the data, the pad byte, the terminator), at most the new length; any further
+//     tail is uninitialised. Nothing is read outside the old block. (A growth resizes
+//     the block and then moves the bytes to the front; a shrink in place moves them
+//     first; a shrink that may move fills a new block before the old one is freed.)
 //   - Shrinking keeps the pointer (system heap: always; pool heap: while the block
 //     stays within the pool's size classes, <= 32 KiB) and never fails there.
 //   - A failed (re)allocation returns NULL / FALSE and leaves *pbstr untouched.
@@ -54,6 +71,7 @@
 //     (Windows would crash).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -194,34 +212,53 @@ struct pool {
 
 namespace detail {
 
-inline constexpr std::size_t bstr_prefix_bytes = sizeof(std::uint32_t);
+/// Bytes in front of the data: pointer-sized, the uint32 byte count in its last 4 bytes
+/// (on 64-bit a pad word comes first), so a BSTR is as aligned as a pointer.
+inline constexpr std::size_t bstr_header_bytes = sizeof(void*);
+/// Where the byte count sits, counted back from the BSTR.
+inline constexpr std::size_t bstr_count_bytes = sizeof(std::uint32_t);
+static_assert(bstr_header_bytes >= bstr_count_bytes && bstr_header_bytes % 4 == 0,
+              "the byte count ends a header of whole 32-bit words");
 
-/// Bytes of the block behind a BSTR of `byte_len` bytes: prefix, data, the pad byte
+/// Bytes of the block behind a BSTR of `byte_len` bytes: header, data, the pad byte
 /// when odd, the 2-byte terminator.
 constexpr std::size_t bstr_block_bytes(std::uint32_t byte_len) noexcept {
-    return bstr_prefix_bytes + byte_len + (byte_len & 1u) + sizeof(OLECHAR);
+    return bstr_header_bytes + byte_len + (byte_len & 1u) + sizeof(OLECHAR);
 }
 
 inline std::byte* bstr_block_of(BSTR s) noexcept {
-    return reinterpret_cast<std::byte*>(s) - bstr_prefix_bytes;
+    return reinterpret_cast<std::byte*>(s) - bstr_header_bytes;
 }
 
 inline std::uint32_t bstr_byte_len(const OLECHAR* s) noexcept {
     std::uint32_t n;
-    std::memcpy(&n, reinterpret_cast<const std::byte*>(s) - bstr_prefix_bytes, sizeof n);
+    std::memcpy(&n, reinterpret_cast<const std::byte*>(s) - bstr_count_bytes, sizeof n);
     return n;
 }
 
-/// Write the prefix and the terminator of a block that holds `byte_len` bytes of data:
-/// the byte after the data is 0, and so is the OLECHAR after the (rounded-up) data.
+/// Write the header and the terminator of a block that holds `byte_len` bytes of data:
+/// the pad word is 0, the byte after the data is 0, and so is the OLECHAR after the
+/// (rounded-up) data.
 inline BSTR bstr_finish(std::byte* block, std::uint32_t byte_len) noexcept {
-    std::memcpy(block, &byte_len, sizeof byte_len);
-    std::byte* data = block + bstr_prefix_bytes;
+    std::memset(block, 0, bstr_header_bytes - bstr_count_bytes);
+    std::memcpy(block + bstr_header_bytes - bstr_count_bytes, &byte_len, sizeof byte_len);
+    std::byte* data = block + bstr_header_bytes;
     data[byte_len] = std::byte{0};
     const std::size_t end = byte_len + (byte_len & 1u);
     data[end] = std::byte{0};
     data[end + 1] = std::byte{0};
     return reinterpret_cast<BSTR>(data);
+}
+
+/// True when p lies in [first, first + bytes): is this source inside that string? Ordered
+/// through std::less, which is total even for unrelated pointers.
+inline bool points_into(const void* p, const void* first, std::size_t bytes) noexcept {
+    if (p == nullptr || first == nullptr)
+        return false;
+    const auto* b = static_cast<const unsigned char*>(first);
+    const auto* q = static_cast<const unsigned char*>(p);
+    return !std::less<const unsigned char*>{}(q, b) &&
+           std::less<const unsigned char*>{}(q, b + bytes);
 }
 
 inline std::uint32_t olestr_length(const OLECHAR* s) noexcept {
@@ -242,10 +279,11 @@ inline std::uint32_t olestr_length(const OLECHAR* s) noexcept {
 /// names and signatures, plus one extension (SysReAllocStringByteLen).
 ///
 /// Invariants of every BSTR made here (non-NULL):
-///   - it points 4 bytes into a block of exactly bstr_block_bytes(n) bytes from Heap,
-///     where n = the uint32 prefix = SysStringByteLen, n <= max_bstr_bytes;
+///   - it points bstr_header_bytes (sizeof(void*)) into a block of exactly
+///     bstr_block_bytes(n) bytes from Heap, where n = the uint32 at BSTR - 4 =
+///     SysStringByteLen, n <= max_bstr_bytes; so it is aligned to sizeof(void*);
 ///   - data byte n is 0 and the OLECHAR at index ceil(n / 2) is 0.
-/// detail::bstr_check (in the tests) verifies both.
+/// layout_problem (tests/bstr_test_support.hpp) verifies all of it.
 template <class Heap>
 struct bstr_functions {
     using heap = Heap;
@@ -314,7 +352,7 @@ struct bstr_functions {
         auto* block = static_cast<std::byte*>(Heap::alloc(detail::bstr_block_bytes(bytes)));
         if (block == nullptr)
             return nullptr;
-        std::byte* data = block + detail::bstr_prefix_bytes;
+        std::byte* data = block + detail::bstr_header_bytes;
         if (src != nullptr)
             std::memcpy(data, src, bytes);
         else
@@ -322,8 +360,10 @@ struct bstr_functions {
         return detail::bstr_finish(block, bytes);
     }
 
-    /// *pbstr becomes `new_bytes` bytes copied from `src`, or its old bytes (up to
-    /// new_bytes) when src is NULL. FALSE, with *pbstr untouched, when memory is short.
+    /// *pbstr becomes `new_bytes` bytes copied from `src`; a NULL src, or src == *pbstr,
+    /// keeps the old bytes (up to new_bytes); a src elsewhere in the old block brings the
+    /// bytes from it to the block's end (see "Guarantees" above). FALSE, with *pbstr
+    /// untouched, when memory is short.
     static INT reallocate(BSTR* pbstr, const void* src, std::uint32_t new_bytes) noexcept {
         if (pbstr == nullptr)
             return FALSE;
@@ -335,40 +375,51 @@ struct bstr_functions {
             return TRUE;
         }
         std::byte* const block = detail::bstr_block_of(*pbstr);
-        const std::uint32_t old_len = detail::bstr_byte_len(*pbstr);
-        const std::size_t old_block = detail::bstr_block_bytes(old_len);
+        const std::size_t old_block = detail::bstr_block_bytes(detail::bstr_byte_len(*pbstr));
         const std::size_t new_block = detail::bstr_block_bytes(new_bytes);
-        const std::byte* const data = block + detail::bstr_prefix_bytes;
+        constexpr std::size_t header = detail::bstr_header_bytes;
 
-        // Does the source lie in the block being reallocated? Ordered through
-        // std::less, which is total even for unrelated pointers.
         const auto* s = static_cast<const std::byte*>(src);
-        const bool inside = s != nullptr && !std::less<const std::byte*>{}(s, block) &&
-                            std::less<const std::byte*>{}(s, block + old_block);
-
-        if (inside && s == data && new_bytes <= old_len)
-            src = nullptr; // the string's own prefix: nothing to copy
-        else if (inside) {
-            // Only a source within the old data is meaningful, so new_bytes fits there.
-            if (Heap::shrinks_in_place(old_block, new_block)) {
-                std::memmove(const_cast<std::byte*>(data), s, new_bytes);
-                src = nullptr;
-            } else {
-                // Copy before free: a new block, then the old one goes.
-                BSTR fresh = allocate(s, new_bytes);
-                if (fresh == nullptr)
-                    return FALSE;
-                SysFreeString(*pbstr);
-                *pbstr = fresh;
-                return TRUE;
-            }
+        if (s == block + header)
+            s = nullptr; // the string itself: keep its content, as a NULL source does
+        if (!detail::points_into(s, block, old_block)) {
+            auto* moved = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
+            if (moved == nullptr)
+                return FALSE;
+            if (s != nullptr)
+                std::memcpy(moved + header, s, new_bytes);
+            *pbstr = detail::bstr_finish(moved, new_bytes);
+            return TRUE;
         }
-        auto* moved = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
-        if (moved == nullptr)
+
+        // A source inside the old block: what it has up to the block's end, at most
+        // new_bytes, goes to the front of the data.
+        const auto offset = static_cast<std::size_t>(s - block);
+        const std::size_t kept = std::min<std::size_t>(new_bytes, old_block - offset);
+        if (new_block > old_block) {
+            // A growth keeps all of the old block's bytes, wherever it lands: move after.
+            auto* moved = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
+            if (moved == nullptr)
+                return FALSE;
+            std::memmove(moved + header, moved + offset, kept);
+            *pbstr = detail::bstr_finish(moved, new_bytes);
+            return TRUE;
+        }
+        if (Heap::shrinks_in_place(old_block, new_block)) {
+            // The tail of the block goes back to the heap: move first, then shrink
+            // (which keeps the block and cannot fail).
+            std::memmove(block + header, s, kept);
+            auto* same = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
+            *pbstr = detail::bstr_finish(same, new_bytes);
+            return TRUE;
+        }
+        // A shrink that may move or fail: fill a new block before the old one goes.
+        auto* fresh = static_cast<std::byte*>(Heap::alloc(new_block));
+        if (fresh == nullptr)
             return FALSE;
-        if (src != nullptr)
-            std::memcpy(moved + detail::bstr_prefix_bytes, src, new_bytes);
-        *pbstr = detail::bstr_finish(moved, new_bytes);
+        std::memcpy(fresh + header, s, kept);
+        SysFreeString(*pbstr);
+        *pbstr = detail::bstr_finish(fresh, new_bytes);
         return TRUE;
     }
 };
@@ -392,7 +443,10 @@ using default_bstr_functions = bstr_functions<bstr_heap::system>;
 ///   - SysReAllocString goes through oleaut32's SysReAllocStringLen, so a NULL source
 ///     gives an empty string and a failure leaves *pbstr untouched (wine's
 ///     SysReAllocString frees the old string before allocating the new one);
-///   - a source inside *pbstr is copied to a new string before the old one is freed
+///   - a source equal to *pbstr keeps the content (oleaut32's own rule, made explicit:
+///     it is passed on as a NULL source);
+///   - any other source inside *pbstr is copied to a new string before the old one is
+///     freed, the bytes from it to the end of the old terminator, at most the new length
 ///     (Microsoft: "unexpected results"; wine reads it after CoTaskMemRealloc moved it).
 /// Strings made here are oleaut32's: they can be handed to COM, and come back from it.
 struct oleaut32_bstr_functions {
@@ -427,47 +481,62 @@ struct oleaut32_bstr_functions {
     static INT SysReAllocStringLen(BSTR* pbstr, const OLECHAR* psz, unsigned int len) noexcept {
         if (pbstr == nullptr || len > max_bstr_chars)
             return FALSE;
-        if (inside(*pbstr, psz))
-            return replace(pbstr, ::SysAllocStringLen(psz, len));
+        if (psz != nullptr && psz == *pbstr)
+            psz = nullptr; // the string itself: keep its content
+        const std::size_t bytes = std::size_t{len} * sizeof(OLECHAR);
+        const std::size_t room = room_after(*pbstr, psz);
+        if (room != 0)
+            return replace(pbstr, fresh_from(psz, std::min(room, bytes), bytes));
         return ::SysReAllocStringLen(pbstr, psz, len);
     }
     /// sta extension: oleaut32 has no byte-wise realloc. Even lengths from an outside
-    /// source grow through SysReAllocStringLen; odd lengths, and sources inside the
-    /// string, are allocated, copied and then the old string is freed.
+    /// source (or none) grow through SysReAllocStringLen; odd lengths, and sources inside
+    /// the string, are allocated, copied and then the old string is freed.
     static INT SysReAllocStringByteLen(BSTR* pbstr, LPCSTR psz, unsigned int len) noexcept {
         if (pbstr == nullptr || len > max_bstr_bytes)
             return FALSE;
-        if (len % 2 == 0 && !inside(*pbstr, psz)) {
+        const void* src = psz;
+        if (src != nullptr && src == *pbstr)
+            src = nullptr; // the string itself: keep its content
+        std::size_t room = room_after(*pbstr, src);
+        if (len % 2 == 0 && room == 0) {
             if (!::SysReAllocStringLen(pbstr, nullptr, len / 2))
                 return FALSE;
-            if (psz != nullptr)
-                std::memcpy(*pbstr, psz, len);
+            if (src != nullptr)
+                std::memcpy(*pbstr, src, len);
             return TRUE;
         }
-        BSTR fresh = ::SysAllocStringByteLen(nullptr, len);
-        if (fresh == nullptr)
-            return FALSE;
-        const UINT old_bytes = ::SysStringByteLen(*pbstr);
-        if (psz != nullptr)
-            std::memcpy(fresh, psz, len);
-        else if (*pbstr != nullptr)
-            std::memcpy(fresh, *pbstr, old_bytes < len ? old_bytes : len);
-        return replace(pbstr, fresh);
+        if (src == nullptr && *pbstr != nullptr) // keep the old bytes
+            src = *pbstr, room = room_after(*pbstr, *pbstr);
+        const std::size_t kept = room != 0        ? std::min<std::size_t>(room, len)
+                                 : src != nullptr ? std::size_t{len}
+                                                  : 0;
+        return replace(pbstr, fresh_from(src, kept, len));
     }
     static void SysFreeString(BSTR bstrString) noexcept { ::SysFreeString(bstrString); }
     static UINT SysStringLen(BSTR pbstr) noexcept { return ::SysStringLen(pbstr); }
     static UINT SysStringByteLen(BSTR bstr) noexcept { return ::SysStringByteLen(bstr); }
 
   private:
-    /// Does `src` point into s's data or terminator?
-    static bool inside(BSTR s, const void* src) noexcept {
-        if (s == nullptr || src == nullptr)
-            return false;
-        const auto* first = reinterpret_cast<const char*>(s);
-        const auto* p = static_cast<const char*>(src);
+    /// When `src` points into s's data, pad byte or terminator: the bytes from src to
+    /// the end of the terminator. Otherwise 0.
+    static std::size_t room_after(BSTR s, const void* src) noexcept {
+        if (s == nullptr)
+            return 0;
         const UINT bytes = ::SysStringByteLen(s);
-        return !std::less<const char*>{}(p, first) &&
-               std::less<const char*>{}(p, first + bytes + (bytes & 1u) + sizeof(OLECHAR));
+        const std::size_t whole = std::size_t{bytes} + (bytes & 1u) + sizeof(OLECHAR);
+        if (!detail::points_into(src, s, whole))
+            return 0;
+        return whole - static_cast<std::size_t>(static_cast<const char*>(src) -
+                                                reinterpret_cast<const char*>(s));
+    }
+    /// A new oleaut32 string of `bytes` bytes whose first `kept` bytes come from src (the
+    /// rest as oleaut32 gives it), or NULL.
+    static BSTR fresh_from(const void* src, std::size_t kept, std::size_t bytes) noexcept {
+        BSTR s = ::SysAllocStringByteLen(nullptr, static_cast<UINT>(bytes));
+        if (s != nullptr && kept != 0)
+            std::memcpy(s, src, kept);
+        return s;
     }
     /// *pbstr becomes `fresh` (the old string freed), or stays when fresh is NULL.
     static INT replace(BSTR* pbstr, BSTR fresh) noexcept {

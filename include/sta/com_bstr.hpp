@@ -42,7 +42,6 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <functional>
 
 #if defined(_WIN32)
 #include <objidl.h>
@@ -65,16 +64,6 @@ namespace detail {
 
 [[noreturn]] inline void atl_throw(HRESULT hr) {
     throw CAtlException(hr);
-}
-
-/// True when p lies in [first, first + bytes): is this source inside that string?
-inline bool points_into(const void* p, const void* first, std::size_t bytes) noexcept {
-    if (p == nullptr || first == nullptr)
-        return false;
-    const auto* b = static_cast<const unsigned char*>(first);
-    const auto* q = static_cast<const unsigned char*>(p);
-    return !std::less<const unsigned char*>{}(q, b) &&
-           std::less<const unsigned char*>{}(q, b + bytes);
 }
 
 #if !defined(_WIN32)
@@ -674,22 +663,33 @@ class basic_com_bstr {
         return HRESULT_FROM_WIN32(ERROR_ARITHMETIC_OVERFLOW);
     }
 
+    /// The bytes of m_str a source may point into: the data, the pad byte of an odd
+    /// length and the terminator (0 for NULL).
+    std::size_t whole_bytes() const noexcept {
+        const UINT bytes = ByteLength();
+        return m_str != nullptr ? std::size_t{bytes} + (bytes & 1u) + sizeof(OLECHAR) : 0;
+    }
+
     /// Grow m_str from n1 to `total` bytes and copy n2 bytes of src after the first
-    /// n1. A src inside m_str is found again at its offset after the reallocation.
+    /// n1. A src inside m_str is found again at its offset after the reallocation, and
+    /// brings what the old string had from there to the end of its terminator, at most
+    /// n2 bytes (the rule of the Sys* functions); the rest of the n2 is uninitialised.
     HRESULT append_raw(const void* src, std::size_t n1, std::size_t n2, UINT total,
                        bool whole_chars) noexcept {
-        const UINT bytes = ByteLength();
-        const std::size_t whole = m_str != nullptr ? bytes + (bytes & 1u) + sizeof(OLECHAR) : 0;
+        const std::size_t whole = whole_bytes();
         const bool inside = detail::points_into(src, m_str, whole);
-        const std::ptrdiff_t offset =
-            inside ? static_cast<const char*>(src) - reinterpret_cast<const char*>(m_str) : 0;
+        const std::size_t offset =
+            inside ? static_cast<std::size_t>(static_cast<const char*>(src) -
+                                              reinterpret_cast<const char*>(m_str))
+                   : 0;
+        const std::size_t copied = inside && whole - offset < n2 ? whole - offset : n2;
         const bool grown = whole_chars
                                ? F::SysReAllocStringLen(&m_str, nullptr, total / 2) != FALSE
                                : F::SysReAllocStringByteLen(&m_str, nullptr, total) != FALSE;
         if (!grown)
             return E_OUTOFMEMORY;
         char* base = reinterpret_cast<char*>(m_str);
-        std::memmove(base + n1, inside ? base + offset : static_cast<const char*>(src), n2);
+        std::memmove(base + n1, inside ? base + offset : static_cast<const char*>(src), copied);
         return S_OK;
     }
 
@@ -727,7 +727,7 @@ class basic_com_bstr {
     }
 
     HRESULT assign_converted(const char* s, std::size_t n) noexcept {
-        if (detail::points_into(s, m_str, ByteLength() + sizeof(OLECHAR))) {
+        if (detail::points_into(s, m_str, whole_bytes())) {
             BSTR fresh = convert(s, n);
             if (fresh == nullptr)
                 return E_OUTOFMEMORY;
@@ -740,7 +740,7 @@ class basic_com_bstr {
     HRESULT append_converted(const char* s, std::size_t n) noexcept {
         if (n == 0)
             return S_OK; // ATL appends "" through AppendBSTR, which skips it
-        if (detail::points_into(s, m_str, ByteLength() + sizeof(OLECHAR))) {
+        if (detail::points_into(s, m_str, whole_bytes())) {
             basic_com_bstr copy;
             copy.m_str = convert(s, n);
             if (copy.m_str == nullptr)
