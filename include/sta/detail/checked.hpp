@@ -12,8 +12,9 @@
 //
 // Each is reported in one line (what, which pointer, which sizes) and aborts.
 // Fresh memory is filled with fill_allocated and freed memory with fill_freed, so a
-// read of uninitialised or freed memory shows a recognisable pattern in a debugger
-// (fresh memory is left alone under valgrind, which tracks definedness itself).
+// read of uninitialised or freed memory shows a recognisable pattern in a debugger.
+// Under valgrind the fresh fill is marked undefined again (hooks::block_filled), so
+// memcheck still reports a read of it as uninitialised.
 //
 // The registry is a std::unordered_map allocated from the global heap and never
 // destroyed, so pools keep working in global destructors. Release builds compile
@@ -83,8 +84,10 @@ inline checked_registry& registry_of(pool_state& s) {
 /// A block was handed out: record it and fill it.
 inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
     registry_of(s).live[reinterpret_cast<std::uintptr_t>(p)] = bytes;
-    if (!STA_POOL_VALGRIND && is_pooled_size(bytes))
+    if (is_pooled_size(bytes)) {
         std::memset(p, fill_allocated, bytes);
+        hooks::block_filled(p, bytes);
+    }
 }
 
 /// A block is about to be freed or reallocated: it must be live, with this size.

@@ -8,8 +8,15 @@
 //                    0 (default): only what can be derived without counters is
 //                    reported by stats(); the fast path carries no counter.
 //
-//   STA_POOL_VALGRIND 1: tell valgrind's memcheck about pool blocks (detail/hooks.hpp).
-//                    ASan needs no switch: -fsanitize=address is detected.
+//   STA_POOL_VALGRIND 1: tell valgrind's memcheck about pool blocks (detail/hooks.hpp):
+//                    client requests of a few instructions each, which do nothing
+//                    outside valgrind. Default: on in checked builds (STA_POOL_CHECKS=1)
+//                    where <valgrind/memcheck.h> is found, except under ASan; off
+//                    otherwise. -DSTA_POOL_VALGRIND=0 opts a checked build out,
+//                    -DSTA_POOL_VALGRIND=1 opts a release build in.
+//   STA_POOL_ASAN    not a switch: 1 when -fsanitize=address is detected. ASan needs
+//                    nothing else. It turns the valgrind default off because valgrind
+//                    cannot run an ASan program: the requests would be dead code.
 //   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
 //                    prove that a release build's fast path does not change with them.
 //
@@ -21,6 +28,25 @@
 #define STA_POOL_CHECKS 0
 #else
 #define STA_POOL_CHECKS 1
+#endif
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define STA_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STA_POOL_ASAN 1
+#endif
+#endif
+#ifndef STA_POOL_ASAN
+#define STA_POOL_ASAN 0
+#endif
+
+#ifndef STA_POOL_VALGRIND
+#if STA_POOL_CHECKS && !STA_POOL_ASAN && __has_include(<valgrind/memcheck.h>)
+#define STA_POOL_VALGRIND 1
+#else
+#define STA_POOL_VALGRIND 0
 #endif
 #endif
 

@@ -2,12 +2,14 @@
 //
 // A pool hides bugs from the tools: a use after free inside recycled memory is an
 // ordinary access to them. These hooks make the pool's view theirs. Every call site
-// calls them unconditionally; which backend runs is decided here alone:
+// calls them unconditionally; what each backend does is decided here alone, and
+// which backends run follows STA_POOL_ASAN and STA_POOL_VALGRIND (detail/config.hpp):
 //
 //   backend    when                                  what a free block looks like
 //   ASan       -fsanitize=address (gcc or clang)     poisoned: any access is reported
-//   valgrind   STA_POOL_VALGRIND=1 (valgrind/*.h)     MALLOCLIKE/FREELIKE blocks; free
-//                                                    and unallocated memory NOACCESS
+//   valgrind   STA_POOL_VALGRIND=1; by default in    MALLOCLIKE/FREELIKE blocks; free
+//              checked builds with the header        and unallocated memory NOACCESS
+//              <valgrind/memcheck.h>, not under ASan
 //   none       otherwise (release)                   empty inline functions: the fast
 //                                                    path is instruction for instruction
 //                                                    the same (tests/hooks_cost)
@@ -20,26 +22,15 @@
 //   block_freed        a block comes back from a caller
 //   block_resized      realloc kept the block in place with a new requested size
 //   block_pushed       a block went on a free list (freed, or carved from a tail)
+//   block_filled       a checked build wrote its fill pattern over a fresh block
 //   load_link/store_link  the pool's own access to the link word of a free block
 //   region_handed_out  an arena handed out [p, p + bytes)
 //   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
 #pragma once
 
-#include <cstddef>
+#include "sta/detail/config.hpp" // STA_POOL_ASAN, STA_POOL_VALGRIND
 
-#if defined(__SANITIZE_ADDRESS__)
-#define STA_POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STA_POOL_ASAN 1
-#endif
-#endif
-#ifndef STA_POOL_ASAN
-#define STA_POOL_ASAN 0
-#endif
-#ifndef STA_POOL_VALGRIND
-#define STA_POOL_VALGRIND 0
-#endif
+#include <cstddef>
 
 #if STA_POOL_ASAN
 #include <sanitizer/asan_interface.h>
@@ -52,6 +43,9 @@
 #define STA_HOOK_NO_ASAN
 #endif
 #if STA_POOL_VALGRIND
+#if !__has_include(<valgrind/memcheck.h>)
+#error "STA_POOL_VALGRIND=1 needs <valgrind/memcheck.h> (Debian: package valgrind)"
+#endif
 #include <valgrind/memcheck.h>
 #endif
 
@@ -114,6 +108,16 @@ inline void block_pushed([[maybe_unused]] void* p,
 #endif
 #if STA_POOL_VALGRIND
     VALGRIND_MAKE_MEM_NOACCESS(p, class_bytes);
+#endif
+}
+
+/// A checked build wrote fill_allocated over the `requested` bytes of a fresh block.
+/// The pattern is for debuggers: to memcheck the bytes still hold no value, so that a
+/// read of them is reported as uninitialised.
+inline void block_filled([[maybe_unused]] void* p,
+                         [[maybe_unused]] std::size_t requested) noexcept {
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(p, requested);
 #endif
 }
 
