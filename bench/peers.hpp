@@ -50,6 +50,17 @@
 
 namespace bench {
 
+/// Make an object reachable from code the compiler cannot see, once: every compiler
+/// barrier after this (benchmark::ClobberMemory, an empty asm with a "memory" clobber)
+/// may read and write it, so a peer's free-list head is stored and reloaded around each
+/// call, as the pool's (a global) is. The measurements call it on each peer before its
+/// loops; it emits no instruction.
+template <class T>
+inline void escape(T& object) noexcept {
+    T* address = &object;
+    __asm__ __volatile__("" : : "r"(address) : "memory");
+}
+
 /// The pool, one instance per (dispatch policy, tag): a tag gives a benchmark its own
 /// pages and free lists, so "fresh" really starts with empty lists.
 template <class Policy, class Tag>
