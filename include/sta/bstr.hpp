@@ -376,24 +376,29 @@ struct bstr_functions {
         }
         std::byte* const block = detail::bstr_block_of(*pbstr);
         const std::size_t old_block = detail::bstr_block_bytes(detail::bstr_byte_len(*pbstr));
-        const std::size_t new_block = detail::bstr_block_bytes(new_bytes);
+        if (src == *pbstr)
+            src = nullptr; // the string itself: keep its content, as a NULL source does
+        else if (detail::points_into(src, block, old_block))
+            return reallocate_from_inside(pbstr, static_cast<const std::byte*>(src), new_bytes);
+        auto* moved = static_cast<std::byte*>(
+            Heap::realloc(block, old_block, detail::bstr_block_bytes(new_bytes)));
+        if (moved == nullptr)
+            return FALSE;
+        if (src != nullptr)
+            std::memcpy(moved + detail::bstr_header_bytes, src, new_bytes);
+        *pbstr = detail::bstr_finish(moved, new_bytes);
+        return TRUE;
+    }
+
+    /// reallocate with a source `s` inside the old block, past the string's start: what
+    /// it has up to the block's end, at most new_bytes, goes to the front of the data.
+    /// Out of line: the appends' path (a NULL source) stays small enough to inline.
+    STA_COLD static INT reallocate_from_inside(BSTR* pbstr, const std::byte* s,
+                                               std::uint32_t new_bytes) noexcept {
         constexpr std::size_t header = detail::bstr_header_bytes;
-
-        const auto* s = static_cast<const std::byte*>(src);
-        if (s == block + header)
-            s = nullptr; // the string itself: keep its content, as a NULL source does
-        if (!detail::points_into(s, block, old_block)) {
-            auto* moved = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
-            if (moved == nullptr)
-                return FALSE;
-            if (s != nullptr)
-                std::memcpy(moved + header, s, new_bytes);
-            *pbstr = detail::bstr_finish(moved, new_bytes);
-            return TRUE;
-        }
-
-        // A source inside the old block: what it has up to the block's end, at most
-        // new_bytes, goes to the front of the data.
+        std::byte* const block = detail::bstr_block_of(*pbstr);
+        const std::size_t old_block = detail::bstr_block_bytes(detail::bstr_byte_len(*pbstr));
+        const std::size_t new_block = detail::bstr_block_bytes(new_bytes);
         const auto offset = static_cast<std::size_t>(s - block);
         const std::size_t kept = std::min<std::size_t>(new_bytes, old_block - offset);
         if (new_block > old_block) {
