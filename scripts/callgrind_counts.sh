@@ -102,7 +102,8 @@ awk '
             key = order[i]
             split(key, k, SUBSEP)
             if (!(key in ops2)) {
-                printf "callgrind_counts: %s %s/%s/%s has one run of two\n", k[1], k[2], k[3], k[4] > "/dev/stderr"
+                printf "callgrind_counts: %s %s/%s/%s has one run of two\n", \
+                    k[1], k[2], k[3], k[4] > "/dev/stderr"
                 failed = 1
                 continue
             }
@@ -110,7 +111,8 @@ awk '
             base = "null" SUBSEP k[2] SUBSEP k[3] SUBSEP k[4]
             if (k[1] == "null") continue
             if (!(base in ops2)) {
-                printf "callgrind_counts: no null figure for %s/%s/%s\n", k[2], k[3], k[4] > "/dev/stderr"
+                printf "callgrind_counts: no null figure for %s/%s/%s\n", \
+                    k[2], k[3], k[4] > "/dev/stderr"
                 failed = 1
                 continue
             }

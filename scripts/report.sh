@@ -1,54 +1,85 @@
 #!/usr/bin/env bash
 # The benchmark report — the README's main command.
 #
-#   scripts/report.sh [--quick]
+#   scripts/report.sh [--quick] [--allow-missing]
 #
-# Installs missing peers (scripts/install-deps.sh --bench; says which it skipped),
-# builds Release (CMake preset `bench`), runs every benchmark side by side — the get
-# paths, the scenarios, cold start, scale, peak RSS, callgrind instruction counts, and
-# any other program added to bench/CMakeLists.txt — then prints the main Markdown table
-# and writes docs/benchmarks.md and docs/benchmarks.svg. About 5-10 minutes on 2 cores.
-# --quick: fewer repetitions (a smoke run; the figures are noisier).
-set -uo pipefail
+# Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
+# `bench`), runs every benchmark side by side — the get paths (in-process and the
+# LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, callgrind instruction
+# counts, any other program added to bench/CMakeLists.txt, the real programs (Lua,
+# SQLite, libxml2) and, cross-built with mingw-w64, the Windows benchmarks under wine —
+# then prints the main Markdown table and writes docs/benchmarks.md and
+# docs/benchmarks.svg. About 6-10 minutes on 2 cores.
+#
+# Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
+# which section and why; docs/ is written only once every section has run.
+#   --quick          fewer repetitions (a smoke run; the figures are noisier)
+#   --allow-missing  a section whose tools are not installed (a peer library, valgrind,
+#                    wine or mingw-w64) is reported as skipped, with the reason, under its
+#                    heading, instead of failing the report. Without it, a missing tool
+#                    fails the report: scripts/install-deps.sh --bench installs them all.
+set -Eeuo pipefail
+trap 'echo "report.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 reps=3
 min_time=0.05
-if [[ "${1:-}" == "--quick" ]]; then reps=1; fi
+allow_missing=0
+for arg in "$@"; do
+    case "$arg" in
+        --quick) reps=1 ;;
+        --allow-missing) allow_missing=1 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
+    esac
+done
 
 step=0
 say() { step=$((step + 1)); printf '\n[%d] %s (%s)\n' "$step" "$*" "$(date +%H:%M:%S)" >&2; }
+die() { echo "report.sh: $*" >&2; exit 1; }
+
+# missing KEY REASON: a section (KEY, see scripts/report.py) cannot run here.
+skips=()
+declare -A absent=()
+missing() {
+    if ((allow_missing)); then
+        echo "  skipped ($1): $2" >&2
+        skips+=(--skip "$1=$2")
+        absent[$1]=1
+    else
+        die "$2: install it (scripts/install-deps.sh --bench), or pass --allow-missing" \
+            "to report that section as skipped"
+    fi
+}
 
 say "peers: installing what is missing"
-peer_packages=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
-               libfoonathan-memory-dev valgrind)
 if ! scripts/install-deps.sh --bench; then
-    echo "install-deps failed (no root and no sudo, or no network); going on with what is here" >&2
+    echo "  install-deps failed (no root and no sudo, or no network): checking what is here" >&2
 fi
-skipped=()
-for p in "${peer_packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-        skipped+=("$p (not installed: apt-get could not install it)")
+# In-process peers compiled into the benchmarks (their rows are absent without them).
+for p in libboost-dev libfoonathan-memory-dev; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]]; then
+        missing "package:$p" "$p is not installed"
     fi
 done
-libdir=$(dirname "$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ {print $NF; exit}')")
-declare -A preload=([jemalloc]="$libdir/libjemalloc.so.2" [tcmalloc]="$libdir/libtcmalloc.so.4"
-                    [mimalloc]="$libdir/libmimalloc.so.2")
+declare -A preload=()
 preloads=()
 for p in mimalloc jemalloc tcmalloc; do
-    if [[ -e "${preload[$p]}" ]]; then preloads+=("$p"); else
-        skipped+=("$p (${preload[$p]} missing)"); fi
+    if lib="$(scripts/peer_library.sh "$p")"; then
+        preload[$p]="$lib"
+        preloads+=("$p")
+    else
+        missing "preload:$p" "$p's library is not installed"
+    fi
 done
-if ((${#skipped[@]})); then
-    echo "skipped: ${skipped[*]}" >&2
-fi
+# available ALLOCATOR: false when the package behind it was skipped above
+declare -A needs=([boost-pool]=package:libboost-dev [mimalloc-dlopen]=preload:mimalloc
+                  [foonathan-pool]=package:libfoonathan-memory-dev
+                  [foonathan-stack]=package:libfoonathan-memory-dev)
+available() { [[ -z "${needs[$1]:-}" || -z "${absent[${needs[$1]}]:-}" ]]; }
 
 say "build: Release, preset bench"
-cmake --preset bench >/dev/null || exit 1
-if ! cmake --build --preset bench >&2; then
-    echo "the full bench build failed; building the report's own programs only" >&2
-    cmake --build --preset bench --target get_benchmark op_counts scenario_benchmark \
-        process_benchmark >&2 || exit 1
-fi
+cmake --preset bench >/dev/null || die "cmake --preset bench failed (its messages are above)"
+cmake --build --preset bench >&2 || die "the bench build failed (its messages are above)"
 bin=build/bench/bench
 out=build/bench/report
 rm -rf "$out"
@@ -56,11 +87,34 @@ mkdir -p "$out"
 
 gb_flags=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
           --benchmark_min_time="$min_time" --benchmark_out_format=json)
-run_gb() { # run_gb <json> <binary> [flags...] : progress on stderr, JSON to file
-    local json="$1"; shift
-    "$@" "${gb_flags[@]}" --benchmark_out="$json" 2>&1 | awk '
-        /_median/ { n++; if (n % 20 == 0) printf "  ... %d benchmarks\n", n > "/dev/stderr" }
-        END { printf "  %d benchmarks done\n", n > "/dev/stderr" }'
+run_gb() { # run_gb <json> <binary> [flags...] : progress on stderr, JSON to file, log beside
+    local json="$1" log="${1%.json}.log"
+    shift
+    if ! "$@" "${gb_flags[@]}" --benchmark_out="$json" 2>&1 | tee "$log" | awk '
+        # a result line: a benchmark name, then its time; one per benchmark (its median)
+        $1 ~ /\// && $3 ~ /^(ns|us|ms|s)$/ && $1 !~ /_(mean|stddev|cv)$/ {
+            n++; if (n % 20 == 0) printf "  ... %d benchmarks\n", n > "/dev/stderr" }
+        END { printf "  %d benchmarks done\n", n > "/dev/stderr" }'; then
+        tail -n 5 "$log" >&2
+        die "$(basename "$1") failed (see $log)"
+    fi
+}
+# one_process <file> <log> <peer or ""> <command...>: one process, under LD_PRELOAD of
+# <peer> when given; its JSON lines are appended to <file>, with the rows of "malloc" or
+# "std::allocator" renamed to <peer>.
+one_process() {
+    local file="$1" log="$2" peer="$3" lines
+    shift 3
+    if ! lines="$(LD_PRELOAD="${peer:+${preload[$peer]}}" "$@" 2>>"$log")" || [[ -z "$lines" ]]
+    then
+        tail -n 5 "$log" >&2
+        die "${peer:+LD_PRELOAD=$peer }$* failed or printed nothing (see $log)"
+    fi
+    if [[ -n "$peer" ]]; then
+        lines="${lines//\"malloc\"/\"$peer\"}"
+        lines="${lines//\"std::allocator\"/\"$peer\"}"
+    fi
+    echo "$lines" >>"$file"
 }
 
 say "get paths: every class, both dispatch variants, in-process peers"
@@ -86,11 +140,14 @@ scenario_allocs=(sta-branch sta-table std::allocator mimalloc-dlopen pmr-unsync-
                  pmr-monotonic foonathan-stack)
 for s in tree gui; do
     for a in "${scenario_allocs[@]}"; do
-        "$bin/scenario_benchmark" --rss "$s" "$a" 5 >>"$out/rss.jsonl" 2>/dev/null
+        if available "$a"; then
+            one_process "$out/rss.jsonl" "$out/rss.log" "" "$bin/scenario_benchmark" \
+                --rss "$s" "$a" 5
+        fi
     done
     for p in "${preloads[@]}"; do
-        LD_PRELOAD="${preload[$p]}" "$bin/scenario_benchmark" --rss "$s" std::allocator 5 \
-            2>/dev/null | sed "s/\"std::allocator\"/\"$p\"/" >>"$out/rss.jsonl"
+        one_process "$out/rss.jsonl" "$out/rss.log" "$p" "$bin/scenario_benchmark" --rss "$s" \
+            std::allocator 5
     done
 done
 
@@ -100,11 +157,12 @@ cold_allocs=(sta-branch sta-table sta+populate sta+populate-2M sta+thp-2M sta+th
              foonathan-stack boost-pool)
 for i in 1 2 3 4 5; do
     for a in "${cold_allocs[@]}"; do
-        "$bin/process_benchmark" cold "$a" >>"$out/cold.jsonl" 2>/dev/null
+        if available "$a"; then
+            one_process "$out/cold.jsonl" "$out/cold.log" "" "$bin/process_benchmark" cold "$a"
+        fi
     done
     for p in "${preloads[@]}"; do
-        LD_PRELOAD="${preload[$p]}" "$bin/process_benchmark" cold malloc 2>/dev/null |
-            sed "s/\"malloc\"/\"$p\"/" >>"$out/cold.jsonl"
+        one_process "$out/cold.jsonl" "$out/cold.log" "$p" "$bin/process_benchmark" cold malloc
     done
     echo "  ... round $i of 5" >&2
 done
@@ -114,90 +172,71 @@ scale_allocs=(sta-branch sta-table malloc mimalloc-dlopen pmr-unsync-pool foonat
               boost-pool)
 for i in 1 2 3; do
     for a in "${scale_allocs[@]}"; do
-        "$bin/process_benchmark" scale "$a" >>"$out/scale.jsonl" 2>/dev/null
+        if available "$a"; then
+            one_process "$out/scale.jsonl" "$out/scale.log" "" "$bin/process_benchmark" scale "$a"
+        fi
     done
     for p in "${preloads[@]}"; do
-        LD_PRELOAD="${preload[$p]}" "$bin/process_benchmark" scale malloc 2>/dev/null |
-            sed "s/\"malloc\"/\"$p\"/" >>"$out/scale.jsonl"
+        one_process "$out/scale.jsonl" "$out/scale.log" "$p" "$bin/process_benchmark" scale malloc
     done
     echo "  ... round $i of 3" >&2
 done
 
 if command -v valgrind >/dev/null; then
     say "instruction counts: callgrind"
-    scripts/callgrind_counts.sh --build build/bench --out "$out/callgrind.csv" || true
+    scripts/callgrind_counts.sh --build build/bench --out "$out/callgrind.csv" ||
+        die "callgrind_counts.sh failed (its messages are above)"
 else
-    skipped+=("callgrind counts (valgrind not installed)")
+    missing callgrind "valgrind is not installed"
 fi
 
 # Programs others added to bench/CMakeLists.txt: run them and include their tables raw.
 known=" get_benchmark op_counts scenario_benchmark process_benchmark "
-while read -r prog; do
-    [[ -z "$prog" || "$known" == *" $prog "* ]] && continue
+programs="$(sed -n 's/^[[:space:]]*sta_add_benchmark(\([A-Za-z0-9_]*\).*/\1/p' bench/CMakeLists.txt)"
+for prog in $programs; do
+    [[ "$known" != *" $prog "* ]] || continue
     say "other benchmark program: $prog"
-    if [[ -x "$bin/$prog" ]]; then
-        timeout 600 "$bin/$prog" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-            --benchmark_min_time=0.1 --benchmark_out_format=json \
-            --benchmark_out="$out/extra-$prog.json" >"$out/extra-$prog.log" 2>&1 ||
-            echo "  $prog failed or timed out (see $out/extra-$prog.log)" >&2
-    else
-        echo "  $prog was not built" >&2
-    fi
-done < <(sed -n 's/^[[:space:]]*sta_add_benchmark(\([A-Za-z0-9_]*\).*/\1/p' bench/CMakeLists.txt)
+    [[ -x "$bin/$prog" ]] || die "$prog was not built"
+    timeout 600 "$bin/$prog" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+        --benchmark_min_time=0.1 --benchmark_out_format=json \
+        --benchmark_out="$out/extra-$prog.json" >"$out/extra-$prog.log" 2>&1 ||
+        die "$prog failed or timed out (status $?; see $out/extra-$prog.log)"
+done
 
-say "report: docs/benchmarks.md, docs/benchmarks.svg"
-skipped_text=$(IFS=';'; echo "${skipped[*]:-}")
-python3 scripts/report.py "$out" --docs docs --skipped "${skipped_text//;/; }"
 # Real programs (issue 8): their own runner, interleaved runs with an output oracle.
 say "real programs on the pool: Lua, SQLite, libxml2"
-if REBUILD=0 REPS=3 bench/clients/run_clients.sh "$PWD/build/bench" >"$out/clients.md" \
-    2>"$out/clients.log"; then
-    {
-        echo
-        echo "## Real programs on the pool: Lua, SQLite, libxml2"
-        echo
-        echo "From \`bench/clients/run_clients.sh\` (3 interleaved runs each; method and"
-        echo "analysis in [clients.md](clients.md)); every run's output equals the glibc run's."
-        echo
-        cat "$out/clients.md"
-    } >>docs/benchmarks.md
-else
-    echo "  the client programs failed (see $out/clients.log)" >&2
+if ! REBUILD=0 REPS="$reps" bench/clients/run_clients.sh "$PWD/build/bench" \
+    >"$out/clients.md" 2>"$out/clients.log"; then
+    tail -n 10 "$out/clients.log" >&2
+    die "the client programs failed (see $out/clients.log)"
 fi
 
 # Windows under wine (issue 7): the pool and thread_heap against the Windows heaps.
 if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/null; then
     say "under wine: the pool and thread_heap against HeapAlloc, HeapCreate and malloc"
-    if cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
-        -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$out/wine.log" 2>&1 &&
-        cmake --build build/windows-bench --target tiers_benchmark com_benchmark -j2 \
-            >>"$out/wine.log" 2>&1 &&
-        WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
-            wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$out/wine.log" &&
-        WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix" \
-            wine build/windows-bench/tests/com_benchmark.exe 20000 7 >"$out/com.md" 2>>"$out/wine.log"; then
-        {
-            echo
-            echo "## Under wine: the tiers against the Windows heaps"
-            echo
-            echo "From \`bench/windows/tiers_benchmark.cpp\`, cross-built with mingw-w64 and run"
-            echo "under wine $(wine --version 2>/dev/null). Wine's heap is not Microsoft's: these"
-            echo "figures say how the pool fares on wine, not on Windows."
-            echo
-            cat "$out/wine.md"
-            echo
-            echo "### COM object creation: the activation slot against CoCreateInstance"
-            echo
-            echo "From \`bench/com_benchmark.cpp\` (method in [lazy_slot.md](lazy_slot.md))."
-            echo
-            cat "$out/com.md"
-        } >>docs/benchmarks.md
-    else
-        echo "  the wine benchmark failed (see $out/wine.log)" >&2
-    fi
+    log="$out/wine.log"
+    cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
+        -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$log" 2>&1 ||
+        die "the mingw-w64 configure failed (see $log)"
+    cmake --build build/windows-bench --target tiers_benchmark com_benchmark -j2 \
+        >>"$log" 2>&1 ||
+        die "the mingw-w64 build failed (see $log)"
+    export WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix"
+    wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$log" ||
+        die "tiers_benchmark.exe failed under wine (see $log)"
+    wine build/windows-bench/tests/com_benchmark.exe 20000 7 >"$out/com.md" 2>>"$log" ||
+        die "com_benchmark.exe failed under wine (see $log)"
+    wine --version >"$out/wine.version"
 else
-    echo "  skipped the wine benchmark: mingw-w64 or wine is not installed" >&2
+    missing wine "mingw-w64 (x86_64-w64-mingw32-g++-posix) or wine is not installed"
 fi
 
+say "report: docs/benchmarks.md, docs/benchmarks.svg"
+python3 scripts/report.py "$out" --docs docs "${skips[@]}" ||
+    die "scripts/report.py failed (the reason is above); docs/ is unchanged"
+
 echo >&2
+if ((${#skips[@]})); then
+    echo "skipped, as docs/benchmarks.md says: ${!absent[*]}" >&2
+fi
 echo "written: docs/benchmarks.md, docs/benchmarks.svg (raw results in $out)" >&2
