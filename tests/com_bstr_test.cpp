@@ -493,10 +493,13 @@ TYPED_TEST(ComBstr, AppendOfOwnTailLongerThanTheRest) {
     EXPECT_EQ(s.Length(), 30u);
     EXPECT_EQ(layout_problem(s.m_str, 60), "");
     EXPECT_EQ(text(s.m_str, 15), ostring(OL("01234567896789\0"), 15));
+    for (int k = 15; k < 30; ++k) // the part the source didn't have: the caller's to fill
+        s.m_str[k] = static_cast<OLECHAR>(u'a' + k);
+    const ostring before = str(s);
     ASSERT_EQ(s.Append(s.m_str, 100000), S_OK); // the whole string and far more
     EXPECT_EQ(s.Length(), 100030u);
     EXPECT_EQ(layout_problem(s.m_str, 200060), "");
-    EXPECT_EQ(text(s.m_str, 40), text(s.m_str, 30) + text(s.m_str, 10));
+    EXPECT_EQ(text(s.m_str, 61), before + before + OLECHAR(0)); // its terminator came too
 
     S b;
     b.Attach(F::SysAllocStringByteLen("abcde", 5));
