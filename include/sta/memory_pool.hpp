@@ -17,7 +17,11 @@
 #include "sta/detail/config.hpp"
 #include "sta/detail/dispatch_branch.hpp"
 #include "sta/detail/dispatch_table.hpp"
+#include "sta/detail/layout_contract.hpp"
+#include "sta/detail/layout_shared_cursor.hpp"
+#include "sta/detail/layout_spans.hpp"
 #include "sta/detail/pool_state.hpp"
+#include "sta/detail/pool_stats.hpp"
 #include "sta/detail/size_class.hpp"
 
 #include <array>
@@ -38,15 +42,15 @@ namespace dispatch {
 /// The seed's design: tables of 33 function pointers; each alloc slot rewrites itself
 /// between bump<N> and get<N> (see detail/dispatch_table.hpp).
 struct self_rewriting_table {
-    template <class Tag>
-    using engine = detail::table_engine<Tag>;
+    template <class Layout, class Tag>
+    using engine = detail::table_engine<Layout, Tag>;
 };
 
 /// "free list non-empty ? pop : bump", inlined at the call site
 /// (see detail/dispatch_branch.hpp).
 struct inline_branch {
-    template <class Tag>
-    using engine = detail::branch_engine<Tag>;
+    template <class Layout, class Tag>
+    using engine = detail::branch_engine<Layout, Tag>;
 };
 
 /// The policy of sta::memory_pool, chosen by measurement (docs/dispatch.md): fewer
@@ -57,40 +61,46 @@ using default_policy = inline_branch;
 } // namespace dispatch
 
 // ---------------------------------------------------------------------------------
-// Statistics: derived when asked; counters only with STA_POOL_STATS.
+// Layout policies: where blocks live.
 // ---------------------------------------------------------------------------------
+namespace layout {
 
-struct class_stats {
-    std::size_t block_bytes = 0;   ///< 8, 16, ... 32768
-    std::size_t free_blocks = 0;   ///< length of the free list (walked)
-    std::size_t live_blocks = 0;   ///< STA_POOL_STATS only: allocations - frees
-    std::uint64_t allocations = 0; ///< STA_POOL_STATS only
-    std::uint64_t frees = 0;       ///< STA_POOL_STATS only
+/// The seed's layout: one bump cursor for every class, one LIFO list per class across
+/// all pages, page tails carved into the lists (see detail/layout_shared_cursor.hpp).
+struct shared_cursor {
+    static constexpr const char* name = "shared_cursor";
+    using state = detail::shared_cursor_state;
+    template <class Engine>
+    using core = detail::shared_cursor_core<Engine>;
 };
 
-struct pool_stats {
-    std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
-    std::size_t page_bytes = 0;
-    std::size_t pages_mapped = 0;
-    std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
-    std::size_t bytes_free = 0;     ///< free lists + the unused bump range
-    std::size_t bytes_in_use = 0;   ///< reserved - bytes_free (headers lie outside)
-    /// With STA_POOL_STATS: the most bytes in use at once. Without: the bytes ever
-    /// taken from pages (an upper bound of it).
-    std::size_t bytes_in_use_high_water = 0;
-    bool counters = STA_POOL_STATS != 0; ///< allocations/frees/live_blocks are counted
+/// Aligned spans of one class each, with their own free lists; a span whose blocks
+/// have all come back serves any class again (see detail/layout_spans.hpp).
+struct spans {
+    static constexpr const char* name = "spans";
+    using state = detail::span_state;
+    template <class Engine>
+    using core = detail::span_core<Engine>;
 };
+
+/// The layout of sta::memory_pool.
+using default_layout = shared_cursor;
+
+} // namespace layout
 
 // ---------------------------------------------------------------------------------
 // The pool.
 // ---------------------------------------------------------------------------------
 
-/// A single-thread pool. `Dispatch` is one of the policies above; `Tag` makes a
-/// separate pool with its own pages (tests use it to start from a clean state).
-template <class Dispatch, class Tag = void>
+/// A single-thread pool. `Dispatch` and `Layout` are policies above; `Tag` makes a
+/// separate pool with its own memory (tests use it to start from a clean state).
+template <class Dispatch, class Tag = void, class Layout = layout::default_layout>
 class basic_memory_pool {
+    static_assert(detail::pool_layout<Layout>, "Layout must be a layout policy (sta::layout)");
+
   public:
-    using engine = typename Dispatch::template engine<Tag>;
+    using engine = typename Dispatch::template engine<Layout, Tag>;
+    using layout_policy = Layout;
 
     static constexpr std::size_t min_page_bytes = detail::min_page_bytes;
     static constexpr std::size_t default_page_bytes = detail::default_page_bytes;
@@ -134,63 +144,41 @@ class basic_memory_pool {
         engine::template free<Bytes>(p);
     }
 
-    /// Resize a block. Same pointer while the class does not change; a shrink within
-    /// the pool never moves and never fails (the tail goes back to the free lists); a
-    /// block that is the last one bumped grows in place when the page has room. On
-    /// failure: nullptr, and the old block stays valid and unchanged.
-    /// realloc(nullptr, 0, n) is alloc(n).
+    /// Resize a block. Same pointer while the class does not change. A shrink within
+    /// the pool never fails: the shared-cursor layout keeps the block where it is and
+    /// gives its tail back; the span layout moves it to the smaller class, or keeps it
+    /// in its class when no memory is left for the move. The shared-cursor layout grows
+    /// the last block bumped in place when the page has room. On failure: nullptr, and
+    /// the old block stays valid and unchanged. realloc(nullptr, 0, n) is alloc(n).
     [[nodiscard]] static void* realloc(void* p, std::size_t old_bytes,
                                        std::size_t new_bytes) noexcept {
         if (p == nullptr)
             return alloc(new_bytes);
         detail::check_owner(engine::state(), engine::name);
-#if STA_POOL_CHECKS
-        detail::checked_live(engine::state(), engine::name, p, old_bytes, "reallocated");
-#endif
+        checked_live(p, old_bytes, "reallocated");
         const bool old_pooled = detail::is_pooled_size(old_bytes);
         const bool new_pooled = detail::is_pooled_size(new_bytes);
         if (old_pooled && new_pooled) {
-            const std::size_t old_class = detail::class_bytes_of_size(old_bytes);
+            const std::size_t old_class = core::class_bytes_of_block(p, old_bytes);
             const std::size_t new_class = detail::class_bytes_of_size(new_bytes);
-            auto* const block = static_cast<std::byte*>(p);
-            bool in_place = new_class == old_class;
-            if (new_class < old_class) {
-                core::shrink(block, old_class, new_class);
-                in_place = true;
-            } else if (new_class > old_class) {
-                in_place = core::grow_in_place(block, old_class, new_class);
-            }
-            if (in_place) {
-                count_free(old_bytes);
-                count_alloc(new_bytes);
-                detail::hooks::block_resized(p, old_bytes, new_bytes, new_class);
-#if STA_POOL_CHECKS
-                detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(p),
-                                      reinterpret_cast<std::uintptr_t>(p), new_bytes);
-#endif
-                return p;
-            }
+            if (new_class == old_class ||
+                core::resize_in_place(static_cast<std::byte*>(p), old_class, new_class))
+                return resized_in_place(p, old_bytes, new_bytes, new_class);
         } else if (!old_pooled && !new_pooled) {
-#if STA_POOL_CHECKS
-            // Forget the block before realloc may free it; record whichever survives.
-            const auto old_address = reinterpret_cast<std::uintptr_t>(p);
-            detail::checked_moved(engine::state(), old_address, 0, 0);
-#endif
+            checked_moved(p, 0, 0); // forget the block before realloc may free it
             void* q = detail::next_tiers<engine>::realloc(p, old_bytes, new_bytes);
-#if STA_POOL_CHECKS
-            if (q != nullptr)
-                detail::checked_moved(engine::state(), 0, reinterpret_cast<std::uintptr_t>(q),
-                                      new_bytes);
-            else
-                detail::checked_moved(engine::state(), 0, old_address, old_bytes);
-#endif
+            checked_moved(nullptr, q != nullptr ? q : p, q != nullptr ? new_bytes : old_bytes);
             return q;
         }
         // Between classes or tiers: move. A shrink from above 32 KiB into the pool
         // moves too, because the sized free must find the block where its size says.
         void* q = alloc(new_bytes);
-        if (q == nullptr)
+        if (q == nullptr) {
+            if (old_pooled && new_bytes < old_bytes) // a pooled shrink does not fail
+                return resized_in_place(p, old_bytes, new_bytes,
+                                        core::class_bytes_of_block(p, old_bytes));
             return nullptr;
+        }
         std::memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
         free(p, old_bytes);
         return q;
@@ -221,37 +209,27 @@ class basic_memory_pool {
     /// What the pool holds now. Walks the free lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {
         detail::check_owner(engine::state(), engine::name);
-        const detail::pool_state& s = engine::state();
         pool_stats out;
-        out.page_bytes = s.page_bytes;
-        out.pages_mapped = s.pages_mapped;
-        out.bytes_reserved = s.pages_mapped * s.page_bytes;
-        out.bytes_free = static_cast<std::size_t>(s.end - s.cursor);
         for (std::uint32_t i = 0; i < detail::class_count; ++i) {
-            const std::uint32_t slot = detail::smallest_class_slot - i;
             class_stats& c = out.classes[i];
-            c.block_bytes = detail::class_bytes_of_slot(slot);
-            for (void* b = s.heads[slot]; b != nullptr; b = detail::hooks::load_link(b))
-                ++c.free_blocks;
-            out.bytes_free += c.free_blocks * c.block_bytes;
+            c.block_bytes = detail::class_bytes_of_slot(detail::smallest_class_slot - i);
 #if STA_POOL_STATS
-            c.allocations = s.allocations[slot];
-            c.frees = s.frees[slot];
+            const std::uint32_t slot = detail::smallest_class_slot - i;
+            c.allocations = engine::state().allocations[slot];
+            c.frees = engine::state().frees[slot];
             c.live_blocks = static_cast<std::size_t>(c.allocations - c.frees);
 #endif
         }
+        core::add_stats(out);
         out.bytes_in_use = out.bytes_reserved - out.bytes_free;
 #if STA_POOL_STATS
-        out.bytes_in_use_high_water = s.bytes_in_use_high_water;
-#else
-        out.bytes_in_use_high_water =
-            out.bytes_reserved - static_cast<std::size_t>(s.end - s.cursor);
+        out.bytes_in_use_high_water = engine::state().bytes_in_use_high_water;
 #endif
         return out;
     }
 
     /// White-box access for the accounting checker and the tests; not an API.
-    static detail::pool_state& detail_state() noexcept {
+    static typename engine::state_type& detail_state() noexcept {
         return engine::state();
     }
     static const char* name() noexcept {
@@ -259,41 +237,68 @@ class basic_memory_pool {
     }
 
   private:
-    using core = detail::pool_core<engine>;
+    using core = typename engine::core;
+    static_assert(detail::pool_engine<engine>, "the dispatch engine keeps the engine contract");
 
-    // The hook sites of the pool. In a release build without a tool backend,
-    // without STA_POOL_STATS and without STA_POOL_CHECKS they compile to nothing;
-    // tests/hooks_cost proves it against a build with them cut out
+    // The hook sites of the pool: tools (detail/hooks.hpp), counters (STA_POOL_STATS)
+    // and the checked registry (detail/checked.hpp). In a release build without a tool
+    // backend, without STA_POOL_STATS and without STA_POOL_CHECKS they compile to
+    // nothing; tests/hooks_cost proves it against a build with them cut out
     // (STA_POOL_NO_HOOKS, for that test only).
+    static constexpr bool hook_sites = STA_POOL_NO_HOOKS == 0;
+    static constexpr bool checks = hook_sites && STA_POOL_CHECKS != 0;
+
     STA_FORCE_INLINE static void after_alloc([[maybe_unused]] void* p,
                                              [[maybe_unused]] std::size_t bytes) noexcept {
-#if !STA_POOL_NO_HOOKS
-        if (p == nullptr)
-            return;
-        if (detail::is_pooled_size(bytes)) {
-            detail::hooks::block_allocated(p, bytes, detail::class_bytes_of_size(bytes));
-            count_alloc(bytes);
+        if constexpr (hook_sites) {
+            if (p == nullptr)
+                return;
+            if (detail::is_pooled_size(bytes)) {
+                detail::hooks::block_allocated(p, bytes, core::class_bytes_of_block(p, bytes));
+                count_alloc(bytes);
+            }
+            if constexpr (checks)
+                detail::checked_allocated(engine::state(), p, bytes);
         }
-#if STA_POOL_CHECKS
-        detail::checked_allocated(engine::state(), p, bytes);
-#endif
-#endif
     }
     STA_FORCE_INLINE static void before_free([[maybe_unused]] void* p,
                                              [[maybe_unused]] std::size_t bytes) noexcept {
-#if !STA_POOL_NO_HOOKS
-#if STA_POOL_CHECKS
-        detail::checked_freed(engine::state(), engine::name, p, bytes);
-#endif
-        if (detail::is_pooled_size(bytes)) {
-            detail::hooks::block_freed(p, detail::class_bytes_of_size(bytes));
-            count_free(bytes);
+        if constexpr (hook_sites) {
+            if constexpr (checks)
+                detail::checked_freed<core>(engine::state(), engine::name, p, bytes);
+            if (detail::is_pooled_size(bytes)) {
+                detail::hooks::block_freed(p, core::class_bytes_of_block(p, bytes));
+                count_free(bytes);
+            }
         }
-#endif
+    }
+    /// realloc kept a pooled block where it lies, now `new_class` bytes long.
+    static void* resized_in_place(void* p, std::size_t old_bytes, std::size_t new_bytes,
+                                  std::size_t new_class) noexcept {
+        count_free(old_bytes);
+        count_alloc(new_bytes);
+        detail::hooks::block_resized(p, old_bytes, new_bytes, new_class);
+        checked_moved(p, p, new_bytes);
+        return p;
+    }
+    STA_FORCE_INLINE static void checked_live([[maybe_unused]] const void* p,
+                                              [[maybe_unused]] std::size_t bytes,
+                                              [[maybe_unused]] const char* operation) noexcept {
+        if constexpr (checks)
+            detail::checked_live<core>(engine::state(), engine::name, p, bytes, operation);
+    }
+    /// The checked registry follows a block that realloc kept or moved: `from` is
+    /// forgotten, `to` recorded with `bytes` (either may be null).
+    STA_FORCE_INLINE static void checked_moved([[maybe_unused]] const void* from,
+                                               [[maybe_unused]] const void* to,
+                                               [[maybe_unused]] std::size_t bytes) noexcept {
+        if constexpr (checks)
+            detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(from),
+                                  reinterpret_cast<std::uintptr_t>(to), bytes);
     }
     STA_FORCE_INLINE static void count_alloc([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS
-        detail::pool_state& s = engine::state();
+        auto& s = engine::state();
         ++s.allocations[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
         s.bytes_in_use += detail::class_bytes_of_size(bytes);
         if (s.bytes_in_use > s.bytes_in_use_high_water)
@@ -302,7 +307,7 @@ class basic_memory_pool {
     }
     STA_FORCE_INLINE static void count_free([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS
-        detail::pool_state& s = engine::state();
+        auto& s = engine::state();
         ++s.frees[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
         s.bytes_in_use -= detail::class_bytes_of_size(bytes);
 #endif

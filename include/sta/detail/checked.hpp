@@ -17,11 +17,13 @@
 // memcheck still reports a read of it as uninitialised.
 //
 // The registry is a std::unordered_map allocated from the global heap and never
-// destroyed, so pools keep working in global destructors. Release builds compile
-// all of this away.
+// destroyed, so pools keep working in global destructors. Release builds never call
+// any of this (basic_memory_pool's hook sites are `if constexpr` on the switch).
 #pragma once
 
+#include "sta/detail/hooks.hpp"
 #include "sta/detail/pool_state.hpp"
+#include "sta/detail/size_class.hpp"
 
 #include <cstring>
 #include <string>
@@ -32,8 +34,6 @@ namespace sta::detail {
 /// Fill bytes of checked builds.
 inline constexpr unsigned char fill_allocated = 0xCD; ///< fresh memory ("cleared data")
 inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead data")
-
-#if STA_POOL_CHECKS
 
 struct checked_registry {
     // block address -> requested bytes. Addresses, not pointers: realloc records the
@@ -55,26 +55,20 @@ inline checked_registry& registry_of(pool_state& s) {
 }
 
 /// Why `p` is not a live block: double free, interior pointer, or foreign pointer.
-[[noreturn]] STA_COLD inline void report_unknown_block(pool_state& s, const char* pool_name,
-                                                       const void* p, std::size_t bytes,
-                                                       const char* operation) {
+/// `Core` is the pool's layout core (detail/layout_contract.hpp), which knows its lists.
+template <class Core>
+[[noreturn]] STA_COLD void report_unknown_block(const char* pool_name, const void* p,
+                                                std::size_t bytes, const char* operation) {
     const std::string sized =
         std::string("(") + operation + " with " + std::to_string(bytes) + " bytes)";
-    for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-        for (void* b = s.heads[slot]; b != nullptr; b = hooks::load_link(b))
-            if (b == p)
-                report_block_misuse(pool_name, "double free", p,
-                                    "is already on the free list of the " +
-                                        std::to_string(class_bytes_of_slot(slot)) + " B class " +
-                                        sized);
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    for (const page_header* page = s.pages; page != nullptr; page = page->older) {
-        const auto begin = reinterpret_cast<std::uintptr_t>(page_begin(page, s.page_bytes));
-        if (a >= begin && a < begin + s.page_bytes)
-            report_block_misuse(pool_name, "foreign pointer", p,
-                                "lies in the pool's page at " + std::to_string(a - begin) +
-                                    " bytes but is not the start of a live block " + sized);
-    }
+    if (const std::size_t class_bytes = Core::free_list_class_of(p); class_bytes != 0)
+        report_block_misuse(pool_name, "double free", p,
+                            "is already on the free list of the " + std::to_string(class_bytes) +
+                                " B class " + sized);
+    if (const std::ptrdiff_t offset = Core::offset_in_memory(p); offset >= 0)
+        report_block_misuse(pool_name, "foreign pointer", p,
+                            "lies in the pool's memory at " + std::to_string(offset) +
+                                " bytes but is not the start of a live block " + sized);
     report_block_misuse(pool_name, is_pooled_size(bytes) ? "foreign pointer" : "unknown block", p,
                         is_pooled_size(bytes)
                             ? "did not come from this pool " + sized
@@ -91,22 +85,31 @@ inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
 }
 
 /// A block is about to be freed or reallocated: it must be live, with this size.
-inline void checked_live(pool_state& s, const char* pool_name, const void* p, std::size_t bytes,
-                         const char* operation) {
+template <class Core>
+void checked_live(pool_state& s, const char* pool_name, const void* p, std::size_t bytes,
+                  const char* operation) {
     checked_registry& r = registry_of(s);
     const auto it = r.live.find(reinterpret_cast<std::uintptr_t>(p));
     if (it == r.live.end())
-        report_unknown_block(s, pool_name, p, bytes, operation);
+        report_unknown_block<Core>(pool_name, p, bytes, operation);
     if (it->second != bytes)
         report_block_misuse(pool_name, "size mismatch", p,
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it was allocated with " + std::to_string(it->second) +
                                 " bytes");
+    if (is_pooled_size(bytes) &&
+        class_bytes_of_size(bytes) > Core::class_bytes_of_block(p, bytes))
+        report_block_misuse(pool_name, "size mismatch", p,
+                            std::string(operation) + " with " + std::to_string(bytes) +
+                                " bytes, but it lies in a block of the " +
+                                std::to_string(Core::class_bytes_of_block(p, bytes)) +
+                                " B class");
 }
 
 /// A live block is freed: forget it and fill it.
-inline void checked_freed(pool_state& s, const char* pool_name, void* p, std::size_t bytes) {
-    checked_live(s, pool_name, p, bytes, "freed");
+template <class Core>
+void checked_freed(pool_state& s, const char* pool_name, void* p, std::size_t bytes) {
+    checked_live<Core>(s, pool_name, p, bytes, "freed");
     registry_of(s).live.erase(reinterpret_cast<std::uintptr_t>(p));
     if (is_pooled_size(bytes))
         std::memset(p, fill_freed, bytes);
@@ -122,7 +125,5 @@ inline void checked_moved(pool_state& s, std::uintptr_t from, std::uintptr_t to,
     if (to != 0)
         r.live[to] = bytes;
 }
-
-#endif // STA_POOL_CHECKS
 
 } // namespace sta::detail

@@ -1,115 +1,86 @@
-// sta-pool: the inline-branch dispatch — "free list non-empty ? pop : bump", all
-// inlined at the call site, no function pointer on the fast path.
+// sta-pool: the inline-branch dispatch — "list non-empty ? pop : bump", all inlined
+// at the call site, no function pointer on the fast path.
 //
 //   alloc(bytes):  key = bytes - 1
 //                  key >= 32 KiB (size 0 wraps too) -> out of line: zero / next tiers
-//                  slot = countl_zero(u32(key) | 7)       sizes 1..8 share slot 29
-//                  heads[slot] ? pop : bump step[slot]    step[29] never fits (I3):
-//                                                         the 8 B class refills out of line
+//                  slot = pooled_slot_of_key(key)          sizes 1..8 share slot 29
+//                  head(slot) ? pop : bump steps[slot]     a step that never fits
+//                                                          sends the class to refill
+//   free(p, bytes): the same routing, then the layout's release.
 //
 // It has no tables to keep in step with the lists, so it has no invariant of its
-// own beyond those of pool_state.
+// own beyond those of its layout.
 #pragma once
 
 #include "sta/detail/next_tiers.hpp"
 #include "sta/detail/pool_state.hpp"
 
-#include <array>
 #include <bit>
 
 namespace sta::detail {
 
-template <class Tag>
+template <class Layout, class Tag>
 class branch_engine {
   public:
     static constexpr const char* name = "sta::memory_pool<inline_branch>";
+    using state_type = typename Layout::state;
+    using core = typename Layout::template core<branch_engine>;
 
-    static pool_state& state() noexcept { return state_; }
+    static state_type& state() noexcept { return state_; }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
-            return alloc_outside(bytes);
-        return alloc_slot(slot_of_key(key));
+            return outside<branch_engine>::alloc(bytes);
+        return alloc_slot(pooled_slot_of_key(key));
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void* alloc() noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
-            return alloc_outside(Bytes);
+            return outside<branch_engine>::alloc(Bytes);
         else
-            return alloc_slot(slot_of_key(Bytes - 1));
+            return alloc_slot(pooled_slot_of_key(Bytes - 1));
     }
     STA_FORCE_INLINE static void free(void* p, std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
-            return free_outside(p, bytes);
-        push(slot_of_key(key), p);
+            return outside<branch_engine>::free(p, bytes);
+        core::release(pooled_slot_of_key(key), p);
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void free(void* p) noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
-            free_outside(p, Bytes);
+            outside<branch_engine>::free(p, Bytes);
         else
-            push(slot_of_key(Bytes - 1), p);
+            core::release(pooled_slot_of_key(Bytes - 1), p);
     }
 
+    /// A pooled block goes back to the layout (carving and refills use it).
     STA_FORCE_INLINE static void push(std::uint32_t slot, void* p) noexcept {
-        hooks::store_link(p, state_.heads[slot]);
-        hooks::block_pushed(p, class_bytes_of_slot(slot));
-        state_.heads[slot] = static_cast<free_block*>(p);
+        core::release(slot, p);
     }
+    /// The smallest class, for a request of 0 bytes.
+    static void* alloc_smallest() noexcept { return alloc_slot(smallest_class_slot); }
 
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
 
   private:
-    using core = pool_core<branch_engine>;
-    static constinit inline pool_state state_{};
-
-    static constexpr std::uint32_t slot_of_key(std::size_t key) noexcept {
-        return static_cast<std::uint32_t>(std::countl_zero(static_cast<std::uint32_t>(key) | 7u));
-    }
-
-    /// Bytes the cursor advances for each slot; the 8 B class never fits here.
-    static constexpr std::array<std::size_t, slot_count> steps = [] {
-        std::array<std::size_t, slot_count> s{};
-        for (std::uint32_t slot = largest_class_slot; slot < smallest_class_slot; ++slot)
-            s[slot] = class_bytes_of_slot(slot);
-        s[smallest_class_slot] = ~std::size_t{0};
-        return s;
-    }();
+    static constinit inline state_type state_{};
 
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
-        if (free_block* block = state_.heads[slot]) {
-            state_.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+        free_block*& head = core::head(slot);
+        if (free_block* block = head) {
+            head = static_cast<free_block*>(hooks::load_link(block));
             return block;
         }
-        std::byte* const cursor = state_.cursor;
-        if (steps[slot] <= static_cast<std::size_t>(state_.end - cursor)) [[likely]] {
-            state_.cursor = cursor + steps[slot];
-            return cursor;
+        std::byte*& cursor = core::cursor(slot);
+        std::byte* const block = cursor;
+        if (core::steps[slot] <= static_cast<std::size_t>(core::end(slot) - block)) [[likely]] {
+            cursor = block + core::steps[slot];
+            return block;
         }
-        return bump_slow(slot);
+        return core::refill(slot);
     }
-
-    STA_NOINLINE static void* bump_slow(std::uint32_t slot) noexcept {
-        if (slot == smallest_class_slot)
-            return core::bump_smallest();
-        return core::bump_after_new_page(class_bytes_of_slot(slot));
-    }
-
-    STA_NOINLINE static void* alloc_outside(std::size_t bytes) noexcept {
-        // malloc(0)-like: a unique 8 B block. Above 32 KiB: the next tiers.
-        return bytes == 0 ? alloc_slot(smallest_class_slot)
-                          : next_tiers<branch_engine>::alloc(bytes);
-    }
-    STA_NOINLINE static void free_outside(void* p, std::size_t bytes) noexcept {
-        if (bytes == 0)
-            push(smallest_class_slot, p);
-        else
-            next_tiers<branch_engine>::free(p, bytes);
-    }
-
-    friend core;
 };
 
 } // namespace sta::detail

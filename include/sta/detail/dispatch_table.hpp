@@ -9,14 +9,18 @@
 //   | 29..32 bump<8> or get<8>     |         | 29..32 put<8>
 //   +-----------+                  |         +-----------+
 //                                  |
-//   put<N> pushes a block and points alloc_table[N] at get<N>;
-//   get<N>, finding its list empty, points the slot back at bump<N>.
+//   get<N>, finding its list empty, points the slot at bump<N>; bump<N>, finding its
+//   range exhausted, asks the layout to refill, and points the slot at get<N> when the
+//   refill gave the class a list. In the shared-cursor layout put<N> feeds the class's
+//   list, so it points the slot at get<N> too; in the span layout a free goes to the
+//   block's span, and the slot flips only between "pop the current span's list" and
+//   "bump in the current span".
 //
 // "Is the free list empty?" is asked only when the answer is likely "no"; the rest
 // of the time the answer is encoded in the table itself.
 //
-// Invariant T1 (checked by check_accounting): a non-empty list has its slot at get<N>.
-// The converse need not hold: get<N> finds out lazily that its list has drained.
+// Invariant T1 (checked by the accounting checkers): a non-empty list has its slot at
+// get<N>. The converse need not hold: get<N> finds out lazily that its list has drained.
 #pragma once
 
 #include "sta/detail/next_tiers.hpp"
@@ -27,20 +31,21 @@
 
 namespace sta::detail {
 
-template <class Tag>
+template <class Layout, class Tag>
 class table_engine {
   public:
     using alloc_fn = void* (*)(std::size_t bytes) noexcept;
     using free_fn = void (*)(void* p, std::size_t bytes) noexcept;
 
-    struct state_type : pool_state {
+    struct state_type : Layout::state {
         alloc_fn alloc_table[slot_count];
         free_fn free_table[slot_count];
     };
+    using core = typename Layout::template core<table_engine>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
 
-    static pool_state& state() noexcept { return state_; }
+    static state_type& state() noexcept { return state_; }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         return state_.alloc_table[slot_of(bytes)](bytes);
@@ -64,8 +69,10 @@ class table_engine {
 
     /// Push a block on a canonical slot's list (carving uses it).
     static void push(std::uint32_t slot, void* p) noexcept { state_.free_table[slot](p, 0); }
+    /// The smallest class, for a request of 0 bytes.
+    static void* alloc_smallest() noexcept { return state_.alloc_table[smallest_class_slot](0); }
 
-    /// T1 for the accounting checker: does the alloc slot serve its free list?
+    /// T1 for the accounting checkers: does the alloc slot serve its free list?
     static bool slot_serves_list(std::uint32_t slot) noexcept {
         return state_.alloc_table[slot] == alloc_row(all_slots{}, true)[slot];
     }
@@ -75,18 +82,17 @@ class table_engine {
         const auto bumps = alloc_row(all_slots{}, false);
         const auto puts = free_row(all_slots{});
         for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
-            s.alloc_table[slot] = slot == 0               ? &alloc_zero_or_huge
-                                  : !is_pooled_slot(slot) ? &alloc_next_tier
+            s.alloc_table[slot] = slot == 0               ? &outside<table_engine>::alloc
+                                  : !is_pooled_slot(slot) ? &next_tiers<table_engine>::alloc
                                                           : bumps[slot];
-            s.free_table[slot] = slot == 0               ? &free_zero_or_huge
-                                 : !is_pooled_slot(slot) ? &free_next_tier
+            s.free_table[slot] = slot == 0               ? &outside<table_engine>::free
+                                 : !is_pooled_slot(slot) ? &next_tiers<table_engine>::free
                                                          : puts[slot];
         }
         return s;
     }
 
   private:
-    using core = pool_core<table_engine>;
     static state_type state_;
 
     template <std::uint32_t Slot>
@@ -101,23 +107,24 @@ class table_engine {
 
     template <std::uint32_t Slot>
     static void* bump(std::size_t) noexcept {
-        if constexpr (Slot == smallest_class_slot) {
-            return core::bump_smallest();
-        } else {
-            constexpr std::size_t bytes = class_bytes_of_slot(Slot);
-            std::byte* const block = state_.cursor;
-            if (bytes <= static_cast<std::size_t>(state_.end - block)) [[likely]] {
-                state_.cursor = block + bytes;
-                return block;
-            }
-            return core::bump_after_new_page(bytes);
+        constexpr std::size_t step = core::steps[Slot];
+        std::byte*& cursor = core::cursor(Slot);
+        std::byte* const block = cursor;
+        if (step <= static_cast<std::size_t>(core::end(Slot) - block)) [[likely]] {
+            cursor = block + step;
+            return block;
         }
+        void* const refilled = core::refill(Slot);
+        if (core::head(Slot) != nullptr) // the refill gave the class a list: serve it
+            set_alloc_slot<Slot>(&get<Slot>);
+        return refilled;
     }
 
     template <std::uint32_t Slot>
     static void* get(std::size_t bytes) noexcept {
-        if (free_block* block = state_.heads[Slot]) [[likely]] {
-            state_.heads[Slot] = static_cast<free_block*>(hooks::load_link(block));
+        free_block*& head = core::head(Slot);
+        if (free_block* block = head) [[likely]] {
+            head = static_cast<free_block*>(hooks::load_link(block));
             return block;
         }
         set_alloc_slot<Slot>(&bump<Slot>); // the list drained: back to the cursor
@@ -126,28 +133,9 @@ class table_engine {
 
     template <std::uint32_t Slot>
     static void put(void* p, std::size_t) noexcept {
-        hooks::store_link(p, state_.heads[Slot]);
-        hooks::block_pushed(p, class_bytes_of_slot(Slot));
-        state_.heads[Slot] = static_cast<free_block*>(p);
-        set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
-    }
-
-    static void* alloc_zero_or_huge(std::size_t bytes) noexcept {
-        // malloc(0)-like: a unique 8 B block. Sizes above 2 GiB go to the next tier.
-        return bytes == 0 ? state_.alloc_table[smallest_class_slot](0)
-                          : next_tiers<table_engine>::alloc(bytes);
-    }
-    static void free_zero_or_huge(void* p, std::size_t bytes) noexcept {
-        if (bytes == 0)
-            put<smallest_class_slot>(p, 0);
-        else
-            next_tiers<table_engine>::free(p, bytes);
-    }
-    static void* alloc_next_tier(std::size_t bytes) noexcept {
-        return next_tiers<table_engine>::alloc(bytes);
-    }
-    static void free_next_tier(void* p, std::size_t bytes) noexcept {
-        next_tiers<table_engine>::free(p, bytes);
+        core::release(Slot, p);
+        if constexpr (core::release_feeds_head)
+            set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
     }
 
     template <std::uint32_t Slot>
@@ -175,12 +163,10 @@ class table_engine {
         return {pooled_free_fn<Slots>()...};
     }
     using all_slots = std::make_integer_sequence<std::uint32_t, slot_count>;
-
-    friend core;
 };
 
-template <class Tag>
-constinit typename table_engine<Tag>::state_type
-    table_engine<Tag>::state_ = table_engine<Tag>::initial_state();
+template <class Layout, class Tag>
+constinit typename table_engine<Layout, Tag>::state_type
+    table_engine<Layout, Tag>::state_ = table_engine<Layout, Tag>::initial_state();
 
 } // namespace sta::detail

@@ -101,4 +101,19 @@ struct next_tiers {
     }
 };
 
+/// The requests no class serves, out of line for every dispatch: size 0 gets a unique
+/// block of the smallest class (like malloc(0)), the rest go to the next tiers.
+template <class Engine>
+struct outside {
+    STA_NOINLINE static void* alloc(std::size_t bytes) noexcept {
+        return bytes == 0 ? Engine::alloc_smallest() : next_tiers<Engine>::alloc(bytes);
+    }
+    STA_NOINLINE static void free(void* p, std::size_t bytes) noexcept {
+        if (bytes == 0)
+            Engine::push(smallest_class_slot, p);
+        else
+            next_tiers<Engine>::free(p, bytes);
+    }
+};
+
 } // namespace sta::detail

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #if defined(_WIN32)
 #include "sta/detail/windows.hpp"
@@ -35,6 +36,24 @@ inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
 #else
     ::munmap(p, bytes);
 #endif
+}
+
+/// `bytes` of fresh memory aligned to `alignment` (a power of two, a multiple of the OS
+/// page), from `map`: it maps bytes + alignment and, on Linux, gives back the parts
+/// before and after the aligned range. On Windows a mapping is released whole only, so
+/// the spare part stays reserved (address space and commit, never touched).
+inline void* map_aligned(map_pages_fn map, std::size_t bytes, std::size_t alignment) noexcept {
+    auto* const raw = static_cast<std::byte*>(map(bytes + alignment));
+    if (raw == nullptr)
+        return nullptr;
+    const auto a = reinterpret_cast<std::uintptr_t>(raw);
+    const std::size_t lead = (alignment - (a & (alignment - 1))) & (alignment - 1);
+#if !defined(_WIN32)
+    if (lead != 0)
+        os_unmap_pages(raw, lead);
+    os_unmap_pages(raw + lead + bytes, alignment - lead);
+#endif
+    return raw + lead;
 }
 
 } // namespace sta::detail

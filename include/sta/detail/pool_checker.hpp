@@ -1,32 +1,30 @@
-// sta-pool: the accounting checker — a white-box test of the invariants written
-// above pool_state (I1..I5) and the table policy's T1.
+// sta-pool: the accounting checkers — white-box tests of the invariants written in
+// the layouts' headers, and of the table policy's T1.
 //
-// Given the blocks the caller still holds, it proves that page headers, live
-// blocks, free-list blocks and the bump range tile every page exactly. An empty
-// string means every invariant holds; otherwise the text names the first problems.
-// It walks everything: O(pages + blocks log blocks). For tests, not production.
+// check_accounting<Pool>(held), given the blocks the caller still holds, proves for the
+// shared-cursor layout (I1..I5) that page headers, live blocks, free-list blocks and
+// the bump range tile every page exactly, and for the span layout (S1..S8) the same of
+// every span (span_checker.hpp). An empty string means every invariant holds;
+// otherwise the text names the first problems. It walks everything:
+// O(pages + blocks log blocks). For tests, not production.
 #pragma once
 
 #include "sta/detail/checker_report.hpp"
-#include "sta/detail/pool_state.hpp"
+#include "sta/detail/layout_shared_cursor.hpp"
+#include "sta/detail/span_checker.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sta::detail {
 
-/// A block the caller holds: its pointer and the size it asked for.
-struct held_block {
-    const void* p;
-    std::size_t bytes;
-};
-
 template <class Pool>
-std::string check_accounting(std::span<const held_block> held) {
-    const pool_state& s = Pool::detail_state();
+std::string check_shared_cursor(std::span<const held_block> held) {
+    const shared_cursor_state& s = Pool::detail_state();
     checker_report report;
     auto fail = [&report](const std::string& what) { report.fail(what); };
     const auto hex = &checker_report::hex;
@@ -131,6 +129,14 @@ std::string check_accounting(std::span<const held_block> held) {
         fail(std::string("I5: a ") + pieces[i].what + " at " +
              hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
     return report.finish();
+}
+
+template <class Pool>
+std::string check_accounting(std::span<const held_block> held) {
+    if constexpr (std::is_base_of_v<span_state, typename Pool::engine::state_type>)
+        return check_spans<Pool>(held);
+    else
+        return check_shared_cursor<Pool>(held);
 }
 
 } // namespace sta::detail

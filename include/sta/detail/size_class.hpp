@@ -41,6 +41,13 @@ constexpr std::uint32_t slot_of(std::size_t bytes) noexcept {
     return static_cast<std::uint32_t>(std::countl_zero(static_cast<std::uint32_t>(clamped)));
 }
 
+/// The canonical slot of a pooled request, from key = size - 1 < 32 KiB: the same
+/// lzcnt with sizes 1..8 folded into the 8 B class's slot 29 (the `| 7`), so that no
+/// alias slot 30..32 appears. The inline-branch dispatch uses it.
+constexpr std::uint32_t pooled_slot_of_key(std::size_t key) noexcept {
+    return static_cast<std::uint32_t>(std::countl_zero(static_cast<std::uint32_t>(key) | 7u));
+}
+
 /// True for slots served by the pool's free lists (17..32).
 constexpr bool is_pooled_slot(std::uint32_t slot) noexcept {
     return slot >= largest_class_slot;
@@ -71,5 +78,7 @@ static_assert(slot_of(1) == 32 && slot_of(8) == 29 && slot_of(9) == 28);
 static_assert(slot_of(16384) == 18 && slot_of(32768) == 17 && slot_of(32769) == 16);
 static_assert(slot_of(std::size_t{1} << 31) == 1 && slot_of((std::size_t{1} << 31) + 1) == 0);
 static_assert(class_bytes_of_slot(17) == 32768 && class_bytes_of_slot(32) == 8);
+static_assert(pooled_slot_of_key(0) == 29 && pooled_slot_of_key(8) == 28 &&
+              pooled_slot_of_key(32767) == 17);
 
 } // namespace sta::detail

@@ -1,0 +1,71 @@
+// sta-pool: the contract between the layers of a pool, checked by the compiler.
+//
+//   basic_memory_pool<Dispatch, Tag, Layout>      the public API, hooks, checks
+//     engine  = Dispatch::engine<Layout, Tag>     the fast path: size -> slot -> block
+//       core  = Layout::core<engine>              where blocks live: lists, cursors,
+//                                                 refills, the slow paths
+//
+// A dispatch engine owns the pool's constinit state (the layout's state, plus what
+// the dispatch needs, e.g. the table policy's tables) and reaches memory only through
+// its layout core's fields and functions below. A layout core never sees a size
+// class computed any other way than detail/size_class.hpp computes it.
+#pragma once
+
+#include "sta/detail/pool_state.hpp"
+#include "sta/detail/pool_stats.hpp"
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace sta::detail {
+
+/// What a layout core gives an engine. Slots are canonical pooled slots (17..29).
+template <class Core>
+concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std::byte* block,
+                               std::size_t bytes, pool_stats& stats) {
+    // The fast path's fields: the class's list, its bump cursor and the cursor's end,
+    // and how far the cursor moves (a step that never fits sends the class to refill).
+    { Core::head(slot) } -> std::same_as<free_block*&>;
+    { Core::cursor(slot) } -> std::same_as<std::byte*&>;
+    { Core::end(slot) } -> std::same_as<std::byte*>;
+    { Core::steps[slot] } -> std::convertible_to<std::size_t>;
+    // Free of a pooled block; release_feeds_head says whether it fills head(slot) (the
+    // table policy then points the slot at its list).
+    { Core::release(slot, p) } noexcept -> std::same_as<void>;
+    requires std::same_as<decltype(Core::release_feeds_head), const bool>;
+    // The slow path: head(slot) is empty and the bump range too short. A block, or
+    // nullptr when the OS refuses.
+    { Core::refill(slot) } noexcept -> std::same_as<void*>;
+    // realloc between two classes without moving, if the layout can.
+    { Core::resize_in_place(block, bytes, bytes) } noexcept -> std::same_as<bool>;
+    // The class a live pooled block really has (a sized free names one).
+    { Core::class_bytes_of_block(cp, bytes) } noexcept -> std::same_as<std::size_t>;
+    // Derived statistics, and what a checked-build report says about a bad pointer.
+    { Core::add_stats(stats) } noexcept -> std::same_as<void>;
+    { Core::free_list_class_of(cp) } noexcept -> std::same_as<std::size_t>;
+    { Core::offset_in_memory(cp) } noexcept -> std::same_as<std::ptrdiff_t>;
+};
+
+/// A layout policy: its state (constant-initialisable, never destroyed) and its core.
+template <class Layout>
+concept pool_layout = requires {
+    typename Layout::state;
+    { Layout::name } -> std::convertible_to<const char*>;
+} && std::derived_from<typename Layout::state, pool_state> &&
+                      std::is_trivially_destructible_v<typename Layout::state>;
+
+/// What basic_memory_pool needs of a dispatch engine.
+template <class Engine>
+concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
+    { Engine::name } -> std::convertible_to<const char*>;
+    requires std::derived_from<std::remove_reference_t<decltype(Engine::state())>, pool_state>;
+    { Engine::alloc(bytes) } noexcept -> std::same_as<void*>;
+    { Engine::free(p, bytes) } noexcept -> std::same_as<void>;
+    { Engine::push(slot, p) } noexcept -> std::same_as<void>;
+    { Engine::slot_serves_list(slot) } noexcept -> std::same_as<bool>;
+    requires layout_core<typename Engine::core>;
+};
+
+} // namespace sta::detail

@@ -1,0 +1,37 @@
+// sta-pool: what stats() reports. Derived when asked; counters only with STA_POOL_STATS.
+#pragma once
+
+#include "sta/detail/config.hpp"
+#include "sta/detail/size_class.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace sta {
+
+struct class_stats {
+    std::size_t block_bytes = 0;   ///< 8, 16, ... 32768
+    std::size_t free_blocks = 0;   ///< blocks of this class ready to hand out (walked)
+    std::size_t live_blocks = 0;   ///< STA_POOL_STATS only: allocations - frees
+    std::uint64_t allocations = 0; ///< STA_POOL_STATS only
+    std::uint64_t frees = 0;       ///< STA_POOL_STATS only
+};
+
+struct pool_stats {
+    std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
+    std::size_t page_bytes = 0;     ///< the unit of pages_mapped
+    std::size_t pages_mapped = 0;   ///< OS mappings: pages (shared cursor), segments (spans)
+    std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
+    std::size_t bytes_free = 0;     ///< free lists + unused bump ranges + clean spans
+    std::size_t bytes_in_use = 0;   ///< reserved - bytes_free (headers lie outside)
+    /// With STA_POOL_STATS: the most bytes in use at once. Without: an upper bound of it
+    /// (shared cursor: the bytes ever taken from pages; spans: bytes_reserved).
+    std::size_t bytes_in_use_high_water = 0;
+    /// Spans only: spans that serve a class now, and spans that serve none (clean).
+    std::size_t spans_in_use = 0;
+    std::size_t spans_clean = 0;
+    bool counters = STA_POOL_STATS != 0; ///< allocations/frees/live_blocks are counted
+};
+
+} // namespace sta

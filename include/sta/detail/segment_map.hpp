@@ -1,0 +1,36 @@
+// sta-pool: which 2 MiB regions of the address space are span-layout segments.
+//
+// One bit per segment_bytes of a 47-bit address space (the user half on x86-64 Linux
+// and Windows), 8 MiB of zero-initialised static storage: only the pages that cover
+// mapped segments are ever touched (one 4 KiB page of bits covers 64 GiB). The span
+// layout sets a segment's bit when it maps it and never clears it (segments are never
+// returned). is_pool_segment(p) tells a pointer of the pool from any other without
+// reading memory near it: what the C API's free needs to find a block's class without
+// a header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sta::detail {
+
+inline constexpr unsigned segment_shift = 21; // log2(segment_bytes)
+inline constexpr unsigned mapped_address_bits = 47;
+inline constexpr std::size_t segment_map_words =
+    (std::size_t{1} << (mapped_address_bits - segment_shift)) / 64;
+
+inline constinit std::uint64_t segment_map[segment_map_words] = {};
+
+inline void mark_pool_segment(const void* base) noexcept {
+    const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
+    if (n / 64 < segment_map_words)
+        segment_map[n / 64] |= std::uint64_t{1} << (n % 64);
+}
+
+/// True when p lies in a segment some span-layout pool mapped.
+inline bool is_pool_segment(const void* p) noexcept {
+    const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(p) >> segment_shift;
+    return n / 64 < segment_map_words && ((segment_map[n / 64] >> (n % 64)) & 1u) != 0;
+}
+
+} // namespace sta::detail

@@ -1,0 +1,217 @@
+// sta-pool: the accounting checker of the span layout (S1..S8 in layout_spans.hpp,
+// and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
+#pragma once
+
+#include "sta/detail/checker_report.hpp"
+#include "sta/detail/layout_spans.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sta::detail {
+
+/// A block the caller holds: its pointer and the size it asked for.
+struct held_block {
+    const void* p;
+    std::size_t bytes;
+};
+
+template <class Pool>
+std::string check_spans(std::span<const held_block> held) {
+    const span_state& s = Pool::detail_state();
+    checker_report report;
+    auto fail = [&report](const std::string& what) { report.fail(what); };
+    const auto hex = &checker_report::hex;
+    const auto num = [](auto n) { return std::to_string(n); };
+
+    struct piece {
+        std::uintptr_t begin, end;
+        const char* what;
+    };
+    std::vector<piece> pieces;
+    std::vector<const span*> spans;
+
+    // S1: the segments.
+    std::size_t segments = 0;
+    for (const segment* seg = s.segments; seg != nullptr; seg = seg->older) {
+        if (++segments > s.pages_mapped) {
+            fail("S1: the segment list is longer than pages_mapped (a cycle?)");
+            break;
+        }
+        if (reinterpret_cast<std::uintptr_t>(seg) % segment_bytes != 0)
+            fail("S1: segment " + hex(seg) + " is not aligned to segment_bytes");
+        for (const span& sp : seg->spans)
+            spans.push_back(&sp);
+    }
+    if (segments != s.pages_mapped)
+        fail("S1: " + num(segments) + " segments listed, pages_mapped says " +
+             num(s.pages_mapped));
+
+    // S3: the lists name the roles.
+    std::size_t on_clean = 0, clean = 0;
+    for (const span* sp = s.clean; sp != nullptr && on_clean <= spans.size(); sp = sp->next) {
+        ++on_clean;
+        if (sp->role != span_role::clean)
+            fail("S3: span " + hex(sp) + " is on the clean list but not clean");
+    }
+    for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
+        const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
+        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] ||
+                        s.cursors[slot] != s.ends[slot]))
+            fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
+        if (const span* cur = s.current[slot]) {
+            if (cur->role != span_role::current || cur->slot != slot)
+                fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
+        } else if (s.heads[slot] != nullptr || s.cursors[slot] != s.ends[slot]) {
+            fail("S5: slot " + num(slot) + " has blocks but no current span");
+        }
+        std::size_t walked = 0;
+        for (const span* sp = s.partial[slot]; sp != nullptr; sp = sp->next) {
+            if (++walked > spans.size()) {
+                fail("S3: the partial list of slot " + num(slot) + " does not end");
+                break;
+            }
+            if (sp->role != span_role::partial || sp->slot != slot)
+                fail("S3: span " + hex(sp) + " is on the partial list of slot " + num(slot) +
+                     " but is not a partial span of that class");
+            if (sp->next != nullptr && sp->next->prev != sp)
+                fail("S3: the partial list of slot " + num(slot) + " has a broken prev link");
+        }
+        if (s.heads[slot] != nullptr && !Pool::engine::slot_serves_list(slot))
+            fail("T1: slot " + num(slot) + " has free blocks but does not serve them");
+    }
+
+    // S2, S4, S6, S7, S8: each span.
+    const std::size_t max_blocks = span_bytes / min_class_bytes + 1;
+    auto walk = [&](const free_block* first, const span* sp, const char* what) {
+        std::size_t n = 0;
+        const std::size_t bytes = class_bytes_of_slot(sp->slot);
+        for (const void* b = first; b != nullptr; b = hooks::load_link(const_cast<void*>(b))) {
+            if (++n > max_blocks) {
+                fail(std::string("S6: the ") + what + " of span " + hex(sp) + " does not end");
+                break;
+            }
+            const auto a = reinterpret_cast<std::uintptr_t>(b);
+            if (span_of(b) != sp)
+                fail(std::string("S5/S6: a block on the ") + what + " of span " + hex(sp) +
+                     " lies in another span");
+            pieces.push_back({a, a + bytes, what});
+        }
+        return n;
+    };
+    for (const span* sp : spans) {
+        if (sp->role == span_role::clean) {
+            ++clean;
+            if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0 || sp->free != nullptr)
+                fail("S2: clean span " + hex(sp) + " still has a class or blocks");
+            continue;
+        }
+        const std::uint32_t slot = sp->slot;
+        if (slot < largest_class_slot || slot > smallest_class_slot) {
+            fail("S2: span " + hex(sp) + " serves no canonical class (slot " + num(slot) + ")");
+            continue;
+        }
+        const std::size_t bytes = class_bytes_of_slot(slot);
+        if (sp->capacity != span_usable_bytes(sp) / bytes)
+            fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
+                 num(span_usable_bytes(sp) / bytes));
+        const std::size_t on_span = walk(sp->free, sp, "span list");
+        std::size_t held_by_class = 0;
+        if (sp->role == span_role::current) {
+            if (s.current[slot] != sp)
+                fail("S3: span " + hex(sp) + " says current but its class has another");
+            held_by_class = walk(s.heads[slot], sp, "class list");
+            const auto c = reinterpret_cast<std::uintptr_t>(s.cursors[slot]);
+            const auto e = reinterpret_cast<std::uintptr_t>(s.ends[slot]);
+            if (e != reinterpret_cast<std::uintptr_t>(span_limit(sp)) || c > e ||
+                c < reinterpret_cast<std::uintptr_t>(span_begin(sp)) ||
+                (e - c) % bytes != 0)
+                fail("S5: the bump range of slot " + num(slot) + " is not a tail of its span");
+            else if (c < e)
+                pieces.push_back({c, e, "bump range"});
+            held_by_class += (e - c) / bytes;
+            if (sp->wake_at != 0)
+                fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at));
+        } else if (sp->role == span_role::partial) {
+            if (sp->wake_at != 0)
+                fail("S7: partial span " + hex(sp) + " has wake_at " + num(sp->wake_at));
+            if (sp->used == 0)
+                fail("S8: partial span " + hex(sp) + " is wholly free but not clean");
+        } else if (sp->role == span_role::sleeping) {
+            if (sp->wake_at >= sp->used)
+                fail("S7: sleeping span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
+                     " >= used " + num(sp->used));
+        }
+        if (sp->used + on_span != sp->capacity)
+            fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(on_span) +
+                 " on its list != capacity " + num(sp->capacity));
+        if (held_by_class > sp->used)
+            fail("S4: span " + hex(sp) + " has more blocks held by its class than used");
+    }
+    if (clean != on_clean)
+        fail("S3: " + num(clean) + " clean spans, " + num(on_clean) + " on the clean list");
+
+    // Live blocks, at their span's class.
+    for (const held_block& h : held) {
+        if (!is_pooled_size(h.bytes))
+            continue;
+        const auto a = reinterpret_cast<std::uintptr_t>(h.p);
+        const span* sp = nullptr;
+        for (const span* candidate : spans)
+            if (candidate == span_of(h.p))
+                sp = candidate;
+        if (sp == nullptr || sp->role == span_role::clean) {
+            fail("S6: live block " + hex(h.p) + " lies in no span that serves a class");
+            continue;
+        }
+        const std::size_t bytes = class_bytes_of_slot(sp->slot);
+        if (class_bytes_of_size(h.bytes) > bytes)
+            fail("S6: live block " + hex(h.p) + " of " + num(h.bytes) + " B lies in a span of " +
+                 num(bytes) + " B blocks");
+        pieces.push_back({a, a + bytes, "live block"});
+    }
+
+    // S6: the pieces tile each serving span.
+    auto by_begin = [](const piece& x, const piece& y) { return x.begin < y.begin; };
+    std::sort(pieces.begin(), pieces.end(), by_begin);
+    std::vector<const span*> serving;
+    for (const span* sp : spans)
+        if (sp->role != span_role::clean)
+            serving.push_back(sp);
+    std::sort(serving.begin(), serving.end(), [](const span* x, const span* y) {
+        return span_begin(x) < span_begin(y);
+    });
+    std::size_t i = 0;
+    for (const span* sp : serving) {
+        const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
+        const auto limit = reinterpret_cast<std::uintptr_t>(span_limit(sp));
+        for (; i < pieces.size() && pieces[i].begin < begin; ++i)
+            fail(std::string("S6: a ") + pieces[i].what + " at " +
+                 hex(reinterpret_cast<const void*>(pieces[i].begin)) +
+                 " lies outside every serving span");
+        std::uintptr_t expected = begin;
+        for (; i < pieces.size() && pieces[i].begin < limit; ++i) {
+            if (pieces[i].begin != expected)
+                fail(std::string("S6: ") +
+                     (pieces[i].begin < expected
+                          ? "overlap"
+                          : "a gap of " + std::to_string(pieces[i].begin - expected) + " bytes") +
+                     " before a " + pieces[i].what + " at " +
+                     hex(reinterpret_cast<const void*>(pieces[i].begin)));
+            expected = std::max(expected, pieces[i].end);
+        }
+        if (expected != limit)
+            fail("S6: span " + hex(sp) + " is not covered to its limit (" +
+                 std::to_string(limit - std::min(limit, expected)) + " bytes unaccounted for)");
+    }
+    for (; i < pieces.size(); ++i)
+        fail(std::string("S6: a ") + pieces[i].what + " at " +
+             hex(reinterpret_cast<const void*>(pieces[i].begin)) +
+             " lies outside every serving span");
+    return report.finish();
+}
+
+} // namespace sta::detail
