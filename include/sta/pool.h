@@ -72,8 +72,14 @@ size_t sta_good_size(size_t size);
 #include "sta/detail/c_heap.hpp"
 #include "sta/memory_pool.hpp"
 
+#include <type_traits>
+
 namespace sta::detail {
-using c_api_heap = c_heap<memory_pool, STA_POOL_C_HEADER_BYTES>;
+/// The span layout finds a block's class from its address; the seed's layout needs
+/// the header.
+using c_api_heap =
+    std::conditional_t<std::is_same_v<memory_pool::layout_policy, layout::spans>,
+                       c_span_heap<memory_pool>, c_heap<memory_pool, STA_POOL_C_HEADER_BYTES>>;
 } // namespace sta::detail
 
 extern "C" void* sta_malloc(size_t size) {

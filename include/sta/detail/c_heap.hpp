@@ -1,6 +1,21 @@
-// sta-pool: the heap behind the C API (sta/pool.h) — malloc, free without a size,
+// sta-pool: the heaps behind the C API (sta/pool.h) — malloc, free without a size,
 // realloc and usable_size over any sized pool (sta::memory_pool or a tagged one).
 //
+// c_span_heap (pools of the span layout): a pooled block needs no header. Its span,
+// found by masking its address, names its class; the segment map tells a pooled
+// block from one of the next tiers, which carries a 16-byte header as below.
+//
+//   n <= 32 KiB: Pool::alloc(class bytes of max(n, 16))   16-aligned, like glibc
+//   n >  32 KiB: [ 8 unused | size_t n ][ n bytes ]        Pool::alloc(n + 16)
+//
+// Invariants of c_span_heap (for every live p handed out):
+//  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
+//      whole class bytes of its span, so the sized free of that many bytes is exact.
+//  CS2 otherwise the size_t at p - 8 holds n > 32 KiB - 16 and p - 16 is a live block of
+//      the next tiers allocated with n + 16 bytes.
+//  CS3 p is 16-aligned.
+//
+// c_heap (pools of the shared-cursor layout), drawn below:
 // Each block carries the size its caller asked for in a header just in front of the
 // pointer the caller gets; free reads it and calls the pool's sized free. The pool
 // itself is untouched: its sized C++ path does not pay for this API.
@@ -20,6 +35,8 @@
 // Nothing else is stored: no table, no per-page metadata.
 #pragma once
 
+#include "sta/detail/layout_spans.hpp"
+#include "sta/detail/segment_map.hpp"
 #include "sta/detail/size_class.hpp"
 
 #include <cerrno>
@@ -88,6 +105,103 @@ struct c_heap {
     }
     static void* with_header(std::byte* block, std::size_t bytes) noexcept {
         std::byte* const p = block + Header;
+        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
+        return p;
+    }
+    static void* out_of_memory() noexcept {
+        errno = ENOMEM;
+        return nullptr;
+    }
+};
+
+template <class Pool>
+struct c_span_heap {
+    static constexpr std::size_t header_bytes = 16; // next-tier blocks only (CS2)
+    static constexpr std::size_t min_bytes = 16;    // CS3
+    static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - 16;
+
+    static void* malloc(std::size_t bytes) noexcept {
+        if (bytes == 0)
+            return nullptr;
+        if (bytes <= max_class_bytes) {
+            void* p = Pool::alloc(pooled_bytes(bytes));
+            return p != nullptr ? p : out_of_memory();
+        }
+        if (bytes > max_request)
+            return out_of_memory();
+        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + header_bytes));
+        if (block == nullptr)
+            return out_of_memory();
+        return with_header(block, bytes);
+    }
+
+    static void free(void* p) noexcept {
+        if (p == nullptr)
+            return;
+        if (is_pool_segment(p))
+            Pool::free(p, class_bytes_of(p));
+        else
+            Pool::free(block_of(p), size_of(p) + header_bytes);
+    }
+
+    static void* realloc(void* p, std::size_t bytes) noexcept {
+        if (p == nullptr)
+            return malloc(bytes);
+        if (bytes == 0) {
+            free(p);
+            return nullptr;
+        }
+        if (bytes > max_request)
+            return out_of_memory();
+        const std::size_t old_usable = usable_size(p);
+        if (is_pool_segment(p) && bytes <= max_class_bytes && pooled_bytes(bytes) == old_usable)
+            return p; // the same class
+        if (!is_pool_segment(p) && bytes > max_class_bytes) {
+            auto* const block = static_cast<std::byte*>(
+                Pool::realloc(block_of(p), old_usable + header_bytes, bytes + header_bytes));
+            if (block == nullptr)
+                return out_of_memory();
+            return with_header(block, bytes);
+        }
+        void* q = malloc(bytes);
+        if (q == nullptr)
+            return bytes <= old_usable && is_pool_segment(p) ? p : nullptr;
+        std::memcpy(q, p, old_usable < bytes ? old_usable : bytes);
+        free(p);
+        return q;
+    }
+
+    /// What the block holds: its class bytes for a pooled block, the size asked for
+    /// otherwise.
+    static std::size_t usable_size(const void* p) noexcept {
+        if (p == nullptr)
+            return 0;
+        return is_pool_segment(p) ? class_bytes_of(p) : size_of(p);
+    }
+
+    static constexpr std::size_t good_size(std::size_t bytes) noexcept {
+        if (bytes == 0 || bytes > max_class_bytes)
+            return bytes;
+        return pooled_bytes(bytes);
+    }
+
+  private:
+    static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
+        return class_bytes_of_size(bytes < min_bytes ? min_bytes : bytes);
+    }
+    static std::size_t class_bytes_of(const void* p) noexcept {
+        return class_bytes_of_slot(span_of(p)->slot);
+    }
+    static std::byte* block_of(void* p) noexcept {
+        return static_cast<std::byte*>(p) - header_bytes;
+    }
+    static std::size_t size_of(const void* p) noexcept {
+        std::size_t bytes;
+        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
+        return bytes;
+    }
+    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
+        std::byte* const p = block + header_bytes;
         std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
         return p;
     }
