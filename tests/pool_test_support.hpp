@@ -1,5 +1,5 @@
-// Helpers shared by the pool tests: the dispatch variants every test runs on, a
-// fresh pool per test, page sources that fail on demand.
+// Helpers shared by the pool tests: the variants (dispatch x layout) every test runs
+// on, a fresh pool per test, page sources that fail on demand.
 #pragma once
 
 #include "sta/detail/pool_checker.hpp"
@@ -9,25 +9,48 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sta_test {
 
-using dispatch_variants =
-    ::testing::Types<sta::dispatch::self_rewriting_table, sta::dispatch::inline_branch>;
+/// One combination of the pool's policies.
+template <class Dispatch, class Layout>
+struct variant {
+    using dispatch = Dispatch;
+    using layout = Layout;
+};
+using table_cursor = variant<sta::dispatch::self_rewriting_table, sta::layout::shared_cursor>;
+using branch_cursor = variant<sta::dispatch::inline_branch, sta::layout::shared_cursor>;
+using table_spans = variant<sta::dispatch::self_rewriting_table, sta::layout::spans>;
+using branch_spans = variant<sta::dispatch::inline_branch, sta::layout::spans>;
+
+/// What sta::memory_pool is.
+using default_variant = variant<sta::dispatch::default_policy, sta::layout::default_layout>;
+
+/// Every combination: what every behaviour of the pool is tested on.
+using pool_variants = ::testing::Types<table_cursor, branch_cursor, table_spans, branch_spans>;
+/// The seed's layout only, for tests of its own mechanics (shared cursor, carving).
+using shared_cursor_variants = ::testing::Types<table_cursor, branch_cursor>;
+/// The span layout only, for tests of its own mechanics.
+using span_variants = ::testing::Types<table_spans, branch_spans>;
+
+template <class V>
+constexpr bool is_spans = std::is_same_v<typename V::layout, sta::layout::spans>;
 
 struct variant_names {
     template <class T>
     static std::string GetName(int) {
-        if (std::is_same_v<T, sta::dispatch::self_rewriting_table>)
-            return "table";
-        return "branch";
+        const bool table = std::is_same_v<typename T::dispatch, sta::dispatch::self_rewriting_table>;
+        return std::string(table ? "table" : "branch") + "_" + T::layout::name;
     }
 };
 
-/// A pool of its own for each (dispatch, tag): tests start from a clean state.
-template <class Dispatch, class Tag>
-using fresh_pool = sta::basic_memory_pool<Dispatch, Tag>;
+/// A pool of its own for each (variant, tag): tests start from a clean state.
+template <class Variant, class Tag>
+using fresh_pool =
+    sta::basic_memory_pool<typename Variant::dispatch, Tag, typename Variant::layout>;
 
 /// A page source that hands out `budget` pages and then refuses.
 template <class Tag>

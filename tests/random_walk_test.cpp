@@ -1,5 +1,5 @@
 // The backbone: a seeded random walk of alloc / free / realloc over all sizes, on
-// every dispatch variant. Every block is filled with a pattern of its own and
+// every variant (dispatch x layout), in waves and phases of different sizes. Every block is filled with a pattern of its own and
 // verified before it is freed and after every realloc; live blocks must never
 // overlap and must be aligned; the accounting checker runs along the way and at the
 // end. STA_WALK_STEPS in the environment changes the length (valgrind runs use
@@ -16,9 +16,9 @@ using namespace sta_test;
 using sta::detail::check_accounting;
 using sta::detail::held_block;
 
-template <class Dispatch>
+template <class Variant>
 class RandomWalk : public ::testing::Test {};
-TYPED_TEST_SUITE(RandomWalk, dispatch_variants, variant_names);
+TYPED_TEST_SUITE(RandomWalk, pool_variants, variant_names);
 
 struct live_block {
     std::size_t bytes;
@@ -45,13 +45,14 @@ std::size_t first_mismatch(const void* p, std::size_t bytes, std::uint32_t seed)
 }
 
 /// Sizes skewed towards the small classes, like real programs, but reaching every
-/// class, the tier boundary, size 0 and the large tier.
-std::size_t random_size(std::mt19937_64& rng) {
+/// class, the tier boundary, size 0 and the large tier. In odd phases the small sizes
+/// move up to 129..2048 bytes: memory freed in one set of classes must serve another.
+std::size_t random_size(std::mt19937_64& rng, bool odd_phase) {
     const unsigned pick = static_cast<unsigned>(rng() % 1000);
     if (pick < 5)
         return 0;
     if (pick < 700)
-        return 1 + rng() % 128;
+        return odd_phase ? 129 + rng() % 1920 : 1 + rng() % 128;
     if (pick < 950)
         return 1 + rng() % 4096;
     if (pick < 990)
@@ -119,9 +120,11 @@ TYPED_TEST(RandomWalk, FillVerifyAndTileOverMillionOperations) {
         const unsigned op = static_cast<unsigned>(rng() % 100);
         // Waves: grow the live set for a while, then shrink it, as GUI code does.
         const bool growing = (step / 50000) % 2 == 0;
+        // Phases: every 200,000 steps the small sizes change classes.
+        const bool odd_phase = (step / 200000) % 2 == 1;
         const unsigned alloc_share = growing ? 60 : 40;
         if (op < alloc_share || live.empty()) {
-            const std::size_t bytes = random_size(rng);
+            const std::size_t bytes = random_size(rng, odd_phase);
             void* p = pool::alloc(bytes);
             ASSERT_NE(p, nullptr) << "step " << step << " size " << bytes;
             ASSERT_TRUE(
@@ -147,15 +150,18 @@ TYPED_TEST(RandomWalk, FillVerifyAndTileOverMillionOperations) {
             ASSERT_NE(it, live.end());
             const live_block b = it->second;
             void* p = reinterpret_cast<void*>(it->first);
-            const std::size_t new_bytes = random_size(rng);
+            const std::size_t new_bytes = random_size(rng, odd_phase);
             live.erase(it);
             void* q = pool::realloc(p, b.bytes, new_bytes);
             ASSERT_NE(q, nullptr);
             const std::size_t kept = b.bytes < new_bytes ? b.bytes : new_bytes;
             ASSERT_EQ(first_mismatch(q, kept, b.seed), kept)
                 << "realloc " << b.bytes << " -> " << new_bytes << " lost content at step " << step;
+            // A pooled shrink never moves in the seed's layout; in spans, only within a class.
             if (sta::detail::is_pooled_size(b.bytes) && sta::detail::is_pooled_size(new_bytes) &&
-                new_bytes <= b.bytes) {
+                new_bytes <= b.bytes &&
+                (!is_spans<TypeParam> || sta::detail::class_bytes_of_size(new_bytes) ==
+                                             sta::detail::class_bytes_of_size(b.bytes))) {
                 ASSERT_EQ(q, p) << "a shrink within the pool moved the block";
             }
             const auto address = reinterpret_cast<std::uintptr_t>(q);

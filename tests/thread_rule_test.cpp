@@ -18,7 +18,7 @@ class ThreadRule : public ::testing::Test {
         GTEST_FLAG_SET(death_test_style, "threadsafe");
     }
 };
-TYPED_TEST_SUITE(ThreadRule, dispatch_variants, variant_names);
+TYPED_TEST_SUITE(ThreadRule, pool_variants, variant_names);
 
 constexpr const char* names_both_threads = "called from thread .*, but the pool belongs to thread ";
 

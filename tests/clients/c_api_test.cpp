@@ -39,7 +39,7 @@ TYPED_TEST_SUITE(CHeap, header_sizes, header_names);
 
 #define FRESH_HEAP                                                                                 \
     struct tag {};                                                                                 \
-    using pool = fresh_pool<sta::dispatch::default_policy, tag>;                                   \
+    using pool = fresh_pool<default_variant, tag>;                                                  \
     using heap = sta::detail::c_heap<pool, TypeParam::value>;                                      \
     [[maybe_unused]] constexpr std::size_t header = TypeParam::value
 

@@ -1,0 +1,206 @@
+// The span layout's own mechanics (detail/layout_spans.hpp), on both dispatch policies.
+// Each test has a pool of its own and ends with the accounting checker (S1..S8).
+#include "pool_test_support.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace {
+using namespace sta_test;
+using sta::detail::check_accounting;
+using sta::detail::held_block;
+using sta::detail::span_of;
+
+template <class Variant>
+class SpanLayout : public ::testing::Test {};
+TYPED_TEST_SUITE(SpanLayout, span_variants, variant_names);
+
+#define FRESH_POOL                                                                                 \
+    struct tag {};                                                                                 \
+    using pool = fresh_pool<TypeParam, tag>
+
+/// Blocks of one span of `bytes`: its capacity, allocated fresh.
+template <class Pool>
+std::vector<void*> fill_one_span(std::size_t bytes) {
+    std::vector<void*> out;
+    out.push_back(Pool::alloc(bytes));
+    const auto* sp = span_of(out.front());
+    for (std::uint32_t i = 1; i < sp->capacity; ++i)
+        out.push_back(Pool::alloc(bytes));
+    return out;
+}
+
+// Guards free-list sharding's first half: each class bumps in a span of its own, so
+// interleaved allocations of two classes are each contiguous.
+TYPED_TEST(SpanLayout, EachClassBumpsInItsOwnSpan) {
+    FRESH_POOL;
+    std::vector<held_block> held;
+    auto* first32 = static_cast<std::byte*>(pool::alloc(32));
+    auto* first64 = static_cast<std::byte*>(pool::alloc(64));
+    held.push_back({first32, 32});
+    held.push_back({first64, 64});
+    EXPECT_NE(span_of(first32), span_of(first64));
+    for (int i = 1; i < 100; ++i) {
+        auto* a = static_cast<std::byte*>(pool::alloc(32));
+        auto* b = static_cast<std::byte*>(pool::alloc(64));
+        EXPECT_EQ(a, first32 + 32 * i);
+        EXPECT_EQ(b, first64 + 64 * i);
+        held.push_back({a, 32});
+        held.push_back({b, 64});
+    }
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the free path: a freed block goes to its span's list, not to the class, and
+// the class does not take it back while its span still has a bump range.
+TYPED_TEST(SpanLayout, FreedBlocksWaitInTheirSpanWhileItBumps) {
+    FRESH_POOL;
+    void* a = pool::alloc(48);
+    void* b = pool::alloc(48);
+    pool::free(a, 48);
+    EXPECT_EQ(span_of(a)->free, a);
+    EXPECT_EQ(pool::detail_state().heads[26], nullptr);
+    auto* c = static_cast<std::byte*>(pool::alloc(64));
+    EXPECT_EQ(c, static_cast<std::byte*>(b) + 64); // bumped, not a
+    EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{b, 48}, {c, 64}}), "");
+}
+
+// Guards the choice of the next span: an exhausted span with less than a quarter free
+// sleeps (the class takes a clean span); once a quarter is free it is partial, and the
+// class takes it back when its current span runs out.
+TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
+    FRESH_POOL;
+    std::vector<void*> first = fill_one_span<pool>(64);
+    const auto* sp = span_of(first.front());
+    pool::free(first[5], 64); // one free block: not worth taking
+    void* next = pool::alloc(64);
+    EXPECT_NE(span_of(next), sp);
+    EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
+    const std::uint32_t quarter = sta::detail::reuse_threshold(sp->capacity);
+    for (std::uint32_t i = 1; i < quarter; ++i)
+        pool::free(first[5 + 2 * i], 64);
+    EXPECT_EQ(sp->role, sta::detail::span_role::partial);
+    std::vector<held_block> held{{next, 64}};
+    for (std::uint32_t i = 1; i < span_of(next)->capacity; ++i) // spend the current span
+        held.push_back({pool::alloc(64), 64});
+    void* back = pool::alloc(64);
+    EXPECT_EQ(span_of(back), sp);
+    EXPECT_EQ(back, first[5 + 2 * (quarter - 1)]); // the last freed comes first
+    held.push_back({back, 64});
+    for (std::size_t i = 0; i < first.size(); ++i)
+        if (i < 5 || i > 5 + 2 * (quarter - 1) || (i - 5) % 2 != 0)
+            held.push_back({first[i], 64});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards S8 and the ordering rule: when every block of a span is back, the span is
+// clean, and the next class to take it allocates in ascending address order.
+TYPED_TEST(SpanLayout, AWhollyFreedSpanServesAnyClassInAscendingOrder) {
+    FRESH_POOL;
+    std::vector<void*> first = fill_one_span<pool>(32);
+    const auto* sp = span_of(first.front());
+    void* other = pool::alloc(32); // the class moves on: `sp` is retired
+    ASSERT_NE(span_of(other), sp);
+    for (std::size_t i = 0; i < first.size(); ++i) // scrambled: 7919 is prime
+        pool::free(first[(i * 7919) % first.size()], 32);
+    EXPECT_EQ(sp->role, sta::detail::span_role::clean);
+    std::vector<held_block> held{{other, 32}};
+    auto* block = static_cast<std::byte*>(pool::alloc(1024));
+    EXPECT_EQ(span_of(block), sp);
+    EXPECT_EQ(block, sta::detail::span_begin(sp));
+    held.push_back({block, 1024});
+    for (std::uint32_t i = 1; i < sp->capacity; ++i) {
+        auto* next = static_cast<std::byte*>(pool::alloc(1024));
+        EXPECT_EQ(next, block + 1024) << "block " << i;
+        block = next;
+        held.push_back({block, 1024});
+    }
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the phase change: memory freed in one class serves another. 64 MiB of 16 B
+// blocks, all freed, then 64 MiB of 1 KiB blocks: the second phase maps at most 2%
+// more segments than the first.
+TYPED_TEST(SpanLayout, MemoryFreedInOneClassServesAnother) {
+    FRESH_POOL;
+    constexpr std::size_t phase_bytes = std::size_t{64} << 20;
+    std::vector<void*> blocks;
+    blocks.reserve(phase_bytes / 16);
+    for (std::size_t i = 0; i < phase_bytes / 16; ++i)
+        blocks.push_back(pool::template alloc<16>());
+    const std::size_t first_phase = pool::stats().pages_mapped;
+    for (void* p : blocks)
+        pool::template free<16>(p);
+    EXPECT_EQ(pool::stats().spans_in_use, 1u); // the 16 B class's current span
+    blocks.clear();
+    for (std::size_t i = 0; i < phase_bytes / 1024; ++i)
+        blocks.push_back(pool::template alloc<1024>());
+    const std::size_t second_phase = pool::stats().pages_mapped;
+    EXPECT_LE(second_phase * 100, first_phase * 102)
+        << first_phase << " segments after the first phase, " << second_phase << " after the second";
+    std::vector<held_block> held;
+    for (void* p : blocks)
+        held.push_back({p, 1024});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (void* p : blocks)
+        pool::template free<1024>(p);
+}
+
+// Guards shrinking in the span layout: a smaller class moves the block (a span has
+// one class), content kept.
+TYPED_TEST(SpanLayout, ShrinkToASmallerClassMovesWithTheContent) {
+    FRESH_POOL;
+    auto* p = static_cast<unsigned char*>(pool::alloc(4096));
+    std::memset(p, 0x11, 4096);
+    auto* q = static_cast<unsigned char*>(pool::realloc(p, 4096, 100));
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(static_cast<void*>(q), static_cast<void*>(p));
+    EXPECT_EQ(span_of(q)->slot, sta::detail::slot_of(128));
+    for (int i = 0; i < 100; ++i)
+        ASSERT_EQ(q[i], 0x11);
+    EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{q, 100}}), "");
+}
+
+// Guards "a shrink never fails": with no memory left for the move, the block stays
+// where it is, in its class, and frees with its new size.
+TYPED_TEST(SpanLayout, ShrinkWithNoMemoryLeftKeepsTheBlock) {
+    FRESH_POOL;
+    using pages = limited_pages<tag>;
+    pages::budget = 1;
+    pool::detail_state().map_pages = &pages::map;
+    std::vector<held_block> held;
+    auto* p = static_cast<unsigned char*>(pool::alloc(4096));
+    std::memset(p, 0x42, 4096);
+    while (void* q = pool::alloc(32768)) // every clean span is taken
+        held.push_back({q, 32768});
+    EXPECT_EQ(pool::realloc(p, 4096, 100), p);
+    EXPECT_EQ(p[99], 0x42);
+    held.push_back({p, 100});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    pool::free(p, 100);
+    held.pop_back();
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the statistics of spans: classes, clean spans and bytes agree with the test.
+TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
+    FRESH_POOL;
+    void* a = pool::alloc(100); // 128 B class
+    void* b = pool::alloc(100);
+    void* c = pool::alloc(5); // 8 B class
+    pool::free(a, 100);
+    const sta::pool_stats s = pool::stats();
+    EXPECT_EQ(s.pages_mapped, 1u);
+    EXPECT_EQ(s.page_bytes, sta::detail::segment_bytes);
+    EXPECT_EQ(s.spans_in_use, 2u);
+    EXPECT_EQ(s.spans_clean, sta::detail::spans_per_segment - 2);
+    EXPECT_EQ(s.bytes_in_use, 128u + 8u);
+    EXPECT_EQ(s.bytes_in_use + s.bytes_free, s.bytes_reserved);
+    EXPECT_EQ(s.classes[4].free_blocks, span_of(b)->capacity - 1u);
+    pool::free(b, 100);
+    pool::free(c, 5);
+    EXPECT_EQ(pool::stats().bytes_in_use, 0u);
+}
+
+} // namespace
