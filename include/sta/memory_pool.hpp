@@ -31,6 +31,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace sta {
 
@@ -83,8 +84,12 @@ struct spans {
     using core = detail::span_core<Engine>;
 };
 
-/// The layout of sta::memory_pool.
+/// The layout of sta::memory_pool: STA_POOL_SPANS (detail/config.hpp) chooses.
+#if STA_POOL_SPANS
+using default_layout = spans;
+#else
 using default_layout = shared_cursor;
+#endif
 
 } // namespace layout
 
@@ -200,6 +205,23 @@ class basic_memory_pool {
         if (!std::has_single_bit(bytes))
             throw std::invalid_argument(where + "not a power of two");
         engine::state().page_bytes = bytes;
+    }
+
+    /// Span layout: back new segments with transparent huge pages (Linux
+    /// MADV_HUGEPAGE; nothing elsewhere). Segments already mapped keep what they have.
+    static void set_huge_pages(bool on) noexcept
+        requires std::is_same_v<Layout, layout::spans>
+    {
+        detail::check_owner(engine::state(), engine::name);
+        engine::state().huge_pages = on;
+    }
+    /// Span layout: fill in a new segment's pages when it is mapped, so that first use
+    /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).
+    static void set_prefault(bool on) noexcept
+        requires std::is_same_v<Layout, layout::spans>
+    {
+        detail::check_owner(engine::state(), engine::name);
+        engine::state().prefault = on;
     }
 
     static std::size_t page_bytes() noexcept {

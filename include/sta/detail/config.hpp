@@ -17,6 +17,16 @@
 //   STA_POOL_ASAN    not a switch: 1 when -fsanitize=address is detected. ASan needs
 //                    nothing else. It turns the valgrind default off because valgrind
 //                    cannot run an ASan program: the requests would be dead code.
+//   STA_POOL_SPANS   1: sta::memory_pool (and everything over it: the allocator, the
+//                    containers, the C API) uses the span layout; 0: the seed's shared
+//                    cursor. Default: 0 (chosen by measurement: docs/dispatch.md).
+//   STA_POOL_HUGE_PAGES 1: the span layout asks the OS to back its 2 MiB segments with
+//                    transparent huge pages (Linux MADV_HUGEPAGE). Default 0; a pool
+//                    can also choose at run time (set_huge_pages).
+//   STA_POOL_PREFAULT 1: the span layout has the OS fill in a segment's pages when it
+//                    maps it (Linux MADV_POPULATE_WRITE, else MAP_POPULATE-like
+//                    touching), so first use takes no page faults. Default 0;
+//                    set_prefault at run time.
 //   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
 //                    prove that a release build's fast path does not change with them.
 //
@@ -40,6 +50,16 @@
 #endif
 #ifndef STA_POOL_ASAN
 #define STA_POOL_ASAN 0
+#endif
+
+#ifndef STA_POOL_SPANS
+#define STA_POOL_SPANS 0
+#endif
+#ifndef STA_POOL_HUGE_PAGES
+#define STA_POOL_HUGE_PAGES 0
+#endif
+#ifndef STA_POOL_PREFAULT
+#define STA_POOL_PREFAULT 0
 #endif
 
 #ifndef STA_POOL_VALGRIND

@@ -122,6 +122,8 @@ struct span_state : pool_state {
     span* partial[slot_count] = {}; // S3: doubly linked through next / prev
     span* clean = nullptr;          // S3: singly linked through next
     segment* segments = nullptr;    // S1
+    bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
+    bool prefault = STA_POOL_PREFAULT != 0;
 };
 
 template <class Engine>
@@ -289,6 +291,7 @@ struct span_core {
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;
+        advise_pages(memory, segment_bytes, st.huge_pages, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->older = st.segments;
         st.segments = seg;

@@ -38,6 +38,23 @@ inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
 #endif
 }
 
+/// Advice for fresh memory: back it with transparent huge pages, and/or fill in its
+/// pages now. Linux only (Windows: nothing); best effort, a refusal changes nothing.
+inline void advise_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes,
+                         [[maybe_unused]] bool huge, [[maybe_unused]] bool prefault) noexcept {
+#if defined(__linux__)
+    if (huge)
+        ::madvise(p, bytes, MADV_HUGEPAGE);
+    if (prefault) {
+        constexpr int populate_write = 23; // MADV_POPULATE_WRITE, Linux 5.14
+        if (::madvise(p, bytes, populate_write) != 0) {
+            for (std::size_t at = 0; at < bytes; at += 4096) // older kernels: touch
+                static_cast<volatile char*>(p)[at] = 0;
+        }
+    }
+#endif
+}
+
 /// `bytes` of fresh memory aligned to `alignment` (a power of two, a multiple of the OS
 /// page), from `map`: it maps bytes + alignment and, on Linux, gives back the parts
 /// before and after the aligned range. On Windows a mapping is released whole only, so
