@@ -11,8 +11,8 @@
 // Invariants of c_span_heap (for every live p handed out):
 //  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
 //      whole class bytes of its span, so the sized free of that many bytes is exact.
-//  CS2 otherwise the size_t at p - 8 holds n > 32 KiB - 16 and p - 16 is a live block of
-//      the next tiers allocated with n + 16 bytes.
+//  CS2 otherwise the size_t at p - 8 holds n, 32 KiB < n <= max_request, and p - 16 is a
+//      live block of the next tiers allocated (or last reallocated) with n + 16 bytes.
 //  CS3 p is 16-aligned.
 //
 // c_heap (pools of the shared-cursor layout), drawn below:
@@ -123,16 +123,8 @@ struct c_span_heap {
     static void* malloc(std::size_t bytes) noexcept {
         if (bytes == 0)
             return nullptr;
-        if (bytes <= max_class_bytes) {
-            void* p = Pool::alloc(pooled_bytes(bytes));
-            return p != nullptr ? p : out_of_memory();
-        }
-        if (bytes > max_request)
-            return out_of_memory();
-        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + header_bytes));
-        if (block == nullptr)
-            return out_of_memory();
-        return with_header(block, bytes);
+        void* p = bytes <= max_request ? try_alloc(bytes) : nullptr;
+        return p != nullptr ? p : out_of_memory();
     }
 
     static void free(void* p) noexcept {
@@ -163,9 +155,9 @@ struct c_span_heap {
                 return out_of_memory();
             return with_header(block, bytes);
         }
-        void* q = malloc(bytes);
-        if (q == nullptr)
-            return bytes <= old_usable && is_pool_segment(p) ? p : nullptr;
+        void* q = try_alloc(bytes);
+        if (q == nullptr) // a pooled block that shrinks stays in its class: no failure
+            return bytes <= old_usable && is_pool_segment(p) ? p : out_of_memory();
         std::memcpy(q, p, old_usable < bytes ? old_usable : bytes);
         free(p);
         return q;
@@ -188,6 +180,14 @@ struct c_span_heap {
   private:
     static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
         return class_bytes_of_size(bytes < min_bytes ? min_bytes : bytes);
+    }
+    /// A block for 1 <= bytes <= max_request, laid out as CS1 / CS2; nullptr when the
+    /// memory is not there (errno is the caller's to set).
+    static void* try_alloc(std::size_t bytes) noexcept {
+        if (bytes <= max_class_bytes)
+            return Pool::alloc(pooled_bytes(bytes));
+        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + header_bytes));
+        return block != nullptr ? with_header(block, bytes) : nullptr;
     }
     static std::size_t class_bytes_of(const void* p) noexcept {
         return class_bytes_of_slot(span_of(p)->slot);

@@ -91,9 +91,18 @@ static_assert(segment_meta_bytes % max_block_align == 0);
 STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
     return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_bytes - 1));
 }
+static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
+/// The span header of any address inside a segment: the segment's base, plus the span's
+/// index scaled to its header in one shift and one mask.
 STA_FORCE_INLINE span* span_of(const void* p) noexcept {
+    constexpr unsigned header_shift = 6; // log2(sizeof(span))
+    constexpr unsigned span_shift = 16;  // log2(span_bytes)
+    static_assert(std::size_t{1} << span_shift == span_bytes);
     const auto a = reinterpret_cast<std::uintptr_t>(p);
-    return &segment_of(p)->spans[(a / span_bytes) % spans_per_segment];
+    const std::uintptr_t scaled_index =
+        (a >> (span_shift - header_shift)) & ((spans_per_segment - 1) << header_shift);
+    return reinterpret_cast<span*>((a & ~(segment_bytes - 1)) + offsetof(segment, spans) +
+                                   scaled_index);
 }
 inline std::uint32_t span_index(const span* sp) noexcept {
     return static_cast<std::uint32_t>(sp - segment_of(sp)->spans);

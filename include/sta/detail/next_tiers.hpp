@@ -16,7 +16,7 @@
 #include "sta/detail/config.hpp"
 #include "sta/detail/size_class.hpp"
 #include "sta/detail/windows.hpp"
-#include "sta/thread_heap.hpp"
+#include "sta/detail/tlsf_heap.hpp"
 
 #include <cstddef>
 #include <cstdint>

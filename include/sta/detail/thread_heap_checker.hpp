@@ -10,7 +10,7 @@
 #pragma once
 
 #include "sta/detail/checker_report.hpp"
-#include "sta/thread_heap.hpp"
+#include "sta/detail/tlsf_heap.hpp"
 
 #include <algorithm>
 #include <cstdint>
