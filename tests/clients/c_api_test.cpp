@@ -1,16 +1,21 @@
-// The C API (sta/pool.h): malloc-style calls whose free has no size. The heap behind
-// it (detail/c_heap.hpp) is tested on fresh pools with both header sizes; the
-// extern "C" functions themselves on sta::memory_pool, from C++ and from C
-// (c_api_from_c.c). Every fresh-pool test ends with the accounting checker.
+// The C API (sta/pool.h): malloc-style calls whose free has no size. Both heaps behind
+// it (detail/c_heap.hpp) are tested on fresh pools: c_heap, with its per-block header,
+// on the shared-cursor layout with both header sizes (CHeap); c_span_heap, without a
+// header for pooled blocks, on the span layout with both dispatch policies
+// (CSpanHeap). The extern "C" functions themselves run on sta::memory_pool, from C++
+// and from C (c_api_from_c.c). Every fresh-pool test ends with the accounting checker.
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
 #include "../pool_test_support.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 extern "C" int sta_c_api_from_c(void);
@@ -19,6 +24,7 @@ namespace {
 using namespace sta_test;
 using sta::detail::check_accounting;
 using sta::detail::held_block;
+using sta::detail::span_of;
 
 template <std::size_t Header>
 struct header_size {
@@ -33,13 +39,16 @@ struct header_names {
     }
 };
 
+/// c_heap serves the seed's layout (pool.h): its tests run on that layout.
+using cursor_variant = variant<sta::dispatch::default_policy, sta::layout::shared_cursor>;
+
 template <class Header>
 class CHeap : public ::testing::Test {};
 TYPED_TEST_SUITE(CHeap, header_sizes, header_names);
 
 #define FRESH_HEAP                                                                                 \
     struct tag {};                                                                                 \
-    using pool = fresh_pool<default_variant, tag>;                                                  \
+    using pool = fresh_pool<cursor_variant, tag>;                                                  \
     using heap = sta::detail::c_heap<pool, TypeParam::value>;                                      \
     [[maybe_unused]] constexpr std::size_t header = TypeParam::value
 
@@ -291,18 +300,403 @@ TYPED_TEST(CHeap, FreeFromAnotherThreadIsReported) {
         "called from thread [0-9]+, but the pool belongs to thread [0-9]+");
 }
 
+// ---- c_span_heap: the C API on the span layout (no header for pooled blocks) --------
+
+template <class Variant>
+class CSpanHeap : public ::testing::Test {};
+TYPED_TEST_SUITE(CSpanHeap, span_variants, variant_names);
+
+#define FRESH_SPAN_HEAP                                                                            \
+    struct tag {};                                                                                 \
+    using pool = fresh_pool<TypeParam, tag>;                                                       \
+    using heap = sta::detail::c_span_heap<pool>
+
+constexpr std::size_t largest_class = sta::detail::max_class_bytes;
+
+/// What a request of `bytes` (1 .. 32 KiB) gets on the span layout: its class, at
+/// least 16 bytes.
+constexpr std::size_t span_class_of(std::size_t bytes) {
+    return sta::detail::class_bytes_of_size(bytes < 16 ? 16 : bytes);
+}
+
+/// Requests that land in the class of `class_bytes`: its lower boundary (one byte above
+/// the class below), sizes between, and its upper boundary.
+std::vector<std::size_t> sizes_of_class(std::size_t class_bytes) {
+    const std::size_t low = class_bytes == 16 ? 1 : class_bytes / 2 + 1;
+    std::vector<std::size_t> out{low, low + 1, (low + class_bytes) / 2, class_bytes - 1,
+                                 class_bytes};
+    if (class_bytes == 16)
+        out = {1, 2, 7, 8, 9, 15, 16};
+    return out;
+}
+
+/// The pool's view of a live block of c_span_heap asked with `bytes`: a pooled block
+/// is its whole class (CS1); a bigger one starts 16 bytes before p (CS2).
+held_block span_held(void* p, std::size_t bytes) {
+    if (bytes <= largest_class)
+        return {p, span_class_of(bytes)};
+    return {static_cast<std::byte*>(p) - 16, bytes + 16};
+}
+
+/// The size_t just in front of p: where CS2 keeps a big block's size.
+std::size_t stored_size(const void* p) {
+    std::size_t bytes;
+    std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
+    return bytes;
+}
+
+// Guards malloc(0): NULL, and no memory is mapped for it.
+TYPED_TEST(CSpanHeap, MallocZeroReturnsNull) {
+    FRESH_SPAN_HEAP;
+    EXPECT_EQ(heap::malloc(0), nullptr);
+    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+}
+
+// Guards the overflow of size + header on the big path: a huge request fails with
+// ENOMEM, malloc and realloc alike, and realloc leaves the old block intact.
+TYPED_TEST(CSpanHeap, HugeSizesReturnNullWithEnomem) {
+    FRESH_SPAN_HEAP;
+    for (std::size_t bytes : {std::size_t{SIZE_MAX}, std::size_t{SIZE_MAX - 15},
+                              static_cast<std::size_t>(PTRDIFF_MAX), heap::max_request + 1}) {
+        errno = 0;
+        EXPECT_EQ(heap::malloc(bytes), nullptr) << bytes;
+        EXPECT_EQ(errno, ENOMEM) << bytes;
+    }
+    auto* small = static_cast<char*>(heap::malloc(10));
+    auto* big = static_cast<char*>(heap::malloc(40000));
+    ASSERT_NE(small, nullptr);
+    ASSERT_NE(big, nullptr);
+    std::strcpy(small, "small");
+    std::strcpy(big, "big");
+    for (char* p : {small, big}) {
+        errno = 0;
+        EXPECT_EQ(heap::realloc(p, SIZE_MAX), nullptr);
+        EXPECT_EQ(errno, ENOMEM);
+    }
+    EXPECT_STREQ(small, "small");
+    EXPECT_STREQ(big, "big");
+    EXPECT_EQ(heap::usable_size(small), 16u);
+    EXPECT_EQ(heap::usable_size(big), 40000u);
+    EXPECT_EQ(tiled<pool>({span_held(small, 10), span_held(big, 40000)}), "");
+    heap::free(small);
+    heap::free(big);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards free(NULL) and usable_size(NULL): nothing is read, nothing mapped.
+TYPED_TEST(CSpanHeap, FreeOfNullDoesNothing) {
+    FRESH_SPAN_HEAP;
+    heap::free(nullptr);
+    EXPECT_EQ(heap::usable_size(nullptr), 0u);
+    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+}
+
+// Guards realloc(NULL, n): it is malloc(n), pooled and big.
+TYPED_TEST(CSpanHeap, ReallocOfNullIsMalloc) {
+    FRESH_SPAN_HEAP;
+    void* p = heap::realloc(nullptr, 40);
+    void* big = heap::realloc(nullptr, 50000);
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(heap::usable_size(p), 64u);
+    EXPECT_EQ(heap::usable_size(big), 50000u);
+    EXPECT_EQ(tiled<pool>({span_held(p, 40), span_held(big, 50000)}), "");
+    heap::free(p);
+    heap::free(big);
+}
+
+// Guards usable_size and the unsized free for every class: a block reports its whole
+// class, lies in a span of that class, and free gives it back to that span (its used
+// count drops and the block heads the span's list, or the span is whole again); once
+// all are back the pool holds no byte in use.
+TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
+    FRESH_SPAN_HEAP;
+    using sta::detail::span_role;
+    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
+        std::vector<void*> blocks;
+        std::vector<held_block> held;
+        for (std::size_t bytes : sizes_of_class(class_bytes)) {
+            void* p = heap::malloc(bytes);
+            ASSERT_NE(p, nullptr) << bytes;
+            EXPECT_TRUE(aligned(p, 16)) << bytes;
+            EXPECT_EQ(heap::usable_size(p), class_bytes) << bytes;
+            EXPECT_EQ(sta::detail::class_bytes_of_slot(span_of(p)->slot), class_bytes) << bytes;
+            std::memset(p, 0xA5, class_bytes); // all of usable_size is the caller's
+            blocks.push_back(p);
+            held.push_back({p, class_bytes});
+        }
+        EXPECT_EQ(tiled<pool>(held), "") << class_bytes;
+        for (void* p : blocks) {
+            const sta::detail::span* sp = span_of(p);
+            const std::uint32_t used = sp->used;
+            heap::free(p);
+            if (used > 1) {
+                EXPECT_EQ(sp->used, used - 1) << class_bytes;
+                EXPECT_EQ(sp->free, p) << class_bytes;
+            } else { // its last block: clean, or (current) back to bump order
+                EXPECT_TRUE(sp->role == span_role::clean ||
+                            (sp->role == span_role::current && sp->free == nullptr))
+                    << class_bytes;
+            }
+        }
+        EXPECT_EQ(pool::stats().bytes_in_use, 0u) << class_bytes;
+        EXPECT_EQ(tiled<pool>({}), "") << class_bytes;
+    }
+}
+
+// Guards the tier boundary: 32 KiB is the largest pooled block (no header), one byte
+// more is a next-tier block with its size in the 16-byte header (CS2); both free back
+// to where they came from.
+TYPED_TEST(CSpanHeap, TheTierBoundaryIs32KiB) {
+    FRESH_SPAN_HEAP;
+    void* pooled = heap::malloc(largest_class);
+    void* big = heap::malloc(largest_class + 1);
+    ASSERT_NE(pooled, nullptr);
+    ASSERT_NE(big, nullptr);
+    EXPECT_TRUE(sta::detail::is_pool_segment(pooled));
+    EXPECT_FALSE(sta::detail::is_pool_segment(big));
+    EXPECT_EQ(heap::usable_size(pooled), largest_class);
+    EXPECT_EQ(heap::usable_size(big), largest_class + 1);
+    EXPECT_EQ(stored_size(big), largest_class + 1);
+    EXPECT_TRUE(aligned(pooled, 16));
+    EXPECT_TRUE(aligned(big, 16));
+    std::memset(pooled, 1, largest_class);
+    std::memset(big, 2, largest_class + 1);
+    EXPECT_EQ(tiled<pool>({span_held(pooled, largest_class), span_held(big, largest_class + 1)}),
+              "");
+    heap::free(big);
+    heap::free(pooled);
+    EXPECT_EQ(pool::stats().bytes_in_use, 0u);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards the header path above 32 KiB, on both next tiers (the private heap up to
+// half a page, malloc above): 16-aligned, usable_size is the size asked for, and the
+// whole block is writable.
+TYPED_TEST(CSpanHeap, BigBlocksKeepTheirSizeInAHeader) {
+    FRESH_SPAN_HEAP;
+    const std::size_t half_page = pool::page_bytes() / 2;
+    std::vector<void*> blocks;
+    const std::vector<std::size_t> sizes{
+        largest_class + 1,   40000, 65536, 100000, half_page - 16, half_page - 15,
+        std::size_t{3} << 20};
+    for (std::size_t bytes : sizes) {
+        void* p = heap::malloc(bytes);
+        ASSERT_NE(p, nullptr) << bytes;
+        EXPECT_TRUE(aligned(p, 16)) << bytes;
+        EXPECT_EQ(heap::usable_size(p), bytes);
+        std::memset(p, 0x3C, bytes);
+        blocks.push_back(p);
+    }
+    EXPECT_EQ(pool::stats().pages_mapped, 0u); // nothing of this is pooled
+    for (void* p : blocks)
+        heap::free(p);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards realloc within a class: the same pointer for every size of the class, and
+// usable_size stays the class.
+TYPED_TEST(CSpanHeap, ReallocWithinAClassKeepsThePointer) {
+    FRESH_SPAN_HEAP;
+    std::vector<held_block> held;
+    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
+        const std::vector<std::size_t> sizes = sizes_of_class(class_bytes);
+        void* p = heap::malloc(sizes.front());
+        void* neighbour = heap::malloc(sizes.front()); // p is not the last block bumped
+        ASSERT_NE(p, nullptr);
+        for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {
+            EXPECT_EQ(heap::realloc(p, *it), p) << *it;
+            EXPECT_EQ(heap::usable_size(p), class_bytes) << *it;
+        }
+        held.push_back({p, class_bytes});
+        held.push_back({neighbour, class_bytes});
+    }
+    EXPECT_EQ(tiled<pool>(held), "");
+    for (const held_block& h : held)
+        heap::free(const_cast<void*>(h.p));
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards the copy when realloc moves: growth and shrinking across classes and across
+// the tier boundary both ways keep every byte that fits, and usable_size follows.
+TYPED_TEST(CSpanHeap, ReallocAcrossClassesAndTiersKeepsTheContent) {
+    FRESH_SPAN_HEAP;
+    const auto byte_at = [](std::size_t i) { return static_cast<unsigned char>(i * 31 + 7); };
+    std::size_t bytes = 20;
+    auto* p = static_cast<unsigned char*>(heap::malloc(bytes));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < bytes; ++i)
+        p[i] = byte_at(i);
+    void* other = heap::malloc(16);
+    for (std::size_t next : {100u, 5000u, 32768u, 32769u, 70000u, 600000u, 40000u, 32769u, 32768u,
+                             3000u, 17u, 1u, 16u, 33000u, 5u}) {
+        p = static_cast<unsigned char*>(heap::realloc(p, next));
+        ASSERT_NE(p, nullptr) << next;
+        EXPECT_TRUE(aligned(p, 16)) << next;
+        EXPECT_EQ(heap::usable_size(p), next <= largest_class ? span_class_of(next) : next);
+        for (std::size_t i = 0; i < std::min(bytes, next); ++i)
+            ASSERT_EQ(p[i], byte_at(i)) << "byte " << i << " after " << bytes << " -> " << next;
+        for (std::size_t i = 0; i < next; ++i)
+            p[i] = byte_at(i);
+        bytes = next;
+    }
+    EXPECT_EQ(tiled<pool>({span_held(p, bytes), span_held(other, 16)}), "");
+    heap::free(p);
+    heap::free(other);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards realloc(p, 0): it frees p (back on its span's list) and returns NULL, for a
+// pooled and for a big block.
+TYPED_TEST(CSpanHeap, ReallocToZeroFreesAndReturnsNull) {
+    FRESH_SPAN_HEAP;
+    void* p = heap::malloc(100);
+    void* neighbour = heap::malloc(100); // keeps the span from being wholly free
+    const sta::detail::span* sp = span_of(p);
+    const std::uint32_t used = sp->used;
+    EXPECT_EQ(heap::realloc(p, 0), nullptr);
+    EXPECT_EQ(sp->used, used - 1);
+    EXPECT_EQ(sp->free, p);
+    void* big = heap::malloc(50000);
+    EXPECT_EQ(heap::realloc(big, 0), nullptr);
+    EXPECT_EQ(tiled<pool>({span_held(neighbour, 100)}), "");
+    heap::free(neighbour);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards the alignment promise (CS3): every pointer from malloc and realloc is
+// 16-aligned, pooled or big, while they are all live together.
+TYPED_TEST(CSpanHeap, EveryPointerIs16Aligned) {
+    FRESH_SPAN_HEAP;
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    for (std::size_t bytes = 1; bytes <= 300; ++bytes)
+        blocks.emplace_back(heap::malloc(bytes), bytes);
+    for (std::size_t bytes : {4095u, 32767u, 32768u, 32769u, 100000u})
+        blocks.emplace_back(heap::malloc(bytes), bytes);
+    for (std::size_t i = 0; i < blocks.size(); i += 7) { // move some to other classes
+        blocks[i].second = blocks[i].second * 3 + 1;
+        blocks[i].first = heap::realloc(blocks[i].first, blocks[i].second);
+    }
+    std::vector<held_block> held;
+    for (auto [p, bytes] : blocks) {
+        ASSERT_NE(p, nullptr) << bytes;
+        EXPECT_TRUE(aligned(p, 16)) << p << " of " << bytes << " bytes";
+        held.push_back(span_held(p, bytes));
+    }
+    EXPECT_EQ(tiled<pool>(held), "");
+    for (auto [p, bytes] : blocks)
+        heap::free(p);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards good_size: it is what malloc of that size reports as usable, so asking for
+// it takes the same block.
+TYPED_TEST(CSpanHeap, GoodSizeIsTheUsableSize) {
+    FRESH_SPAN_HEAP;
+    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
+        for (std::size_t bytes : sizes_of_class(class_bytes)) {
+            EXPECT_EQ(heap::good_size(bytes), class_bytes) << bytes;
+            void* p = heap::malloc(bytes);
+            EXPECT_EQ(heap::usable_size(p), heap::good_size(bytes)) << bytes;
+            heap::free(p);
+        }
+    }
+    EXPECT_EQ(heap::good_size(0), 0u);
+    EXPECT_EQ(heap::good_size(largest_class + 1), largest_class + 1);
+    EXPECT_EQ(heap::good_size(SIZE_MAX), SIZE_MAX);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards realloc with no memory left: a pooled shrink keeps the block in its class
+// (same pointer, contents, usable_size, and its unsized free still exact), a growth
+// fails with ENOMEM, and a shrink from above 32 KiB into the pool fails the same way,
+// each leaving the old block intact.
+TYPED_TEST(CSpanHeap, ReallocWithNoMemoryLeft) {
+    FRESH_SPAN_HEAP;
+    using pages = limited_pages<tag>;
+    pages::budget = 1;
+    pool::detail_state().map_pages = &pages::map;
+    auto* p = static_cast<unsigned char*>(heap::malloc(4096));
+    auto* big = static_cast<unsigned char*>(heap::malloc(40000));
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(big, nullptr);
+    std::memset(p, 0x42, 4096);
+    std::memset(big, 0x24, 40000);
+    std::vector<held_block> held;
+    while (void* q = heap::malloc(largest_class)) // every clean span is taken
+        held.push_back({q, largest_class});
+    EXPECT_EQ(pool::stats().spans_clean, 0u);
+
+    EXPECT_EQ(heap::realloc(p, 100), p);
+    EXPECT_EQ(heap::usable_size(p), 4096u);
+    EXPECT_EQ(p[4095], 0x42);
+    errno = 0;
+    EXPECT_EQ(heap::realloc(p, 8192), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(heap::realloc(big, 100), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    EXPECT_EQ(heap::usable_size(big), 40000u);
+    EXPECT_EQ(p[0], 0x42);
+    EXPECT_EQ(big[39999], 0x24);
+
+    held.push_back(span_held(p, 4096));
+    held.push_back(span_held(big, 40000));
+    EXPECT_EQ(tiled<pool>(held), "");
+    heap::free(p);
+    heap::free(big);
+    held.resize(held.size() - 2);
+    EXPECT_EQ(tiled<pool>(held), "");
+    for (const held_block& h : held)
+        heap::free(const_cast<void*>(h.p));
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards a double free through the unsized free: without a header to read, the span
+// names the class and the checked build reports the block on its span's list.
+TYPED_TEST(CSpanHeap, DoubleFreeIsReported) {
+#if !STA_POOL_CHECKS
+    GTEST_SKIP() << "STA_POOL_CHECKS is off in this build";
+#endif
+    FRESH_SPAN_HEAP;
+    EXPECT_DEATH(
+        {
+            void* p = heap::malloc(24);
+            heap::free(p);
+            heap::free(p);
+        },
+        "double free: block (0x)?[0-9a-fA-F]+ is already on the free list of the 32 B class");
+}
+
+// Guards a pointer into a block (not its start): the span gives it a class, but the
+// checked build sees it is no live block instead of filing it as one.
+TYPED_TEST(CSpanHeap, InteriorPointerIsReported) {
+#if !STA_POOL_CHECKS
+    GTEST_SKIP() << "STA_POOL_CHECKS is off in this build";
+#endif
+    FRESH_SPAN_HEAP;
+    EXPECT_DEATH(
+        {
+            auto* p = static_cast<std::byte*>(heap::malloc(64));
+            heap::free(p + 16);
+        },
+        "foreign pointer: block (0x)?[0-9a-fA-F]+ lies in the pool's memory");
+}
+
 // Guards the extern "C" functions on sta::memory_pool: the same contract as the heap.
 TEST(CApi, ExternCFunctionsFollowTheContract) {
+    constexpr bool spans = std::is_same_v<sta::memory_pool::layout_policy, sta::layout::spans>;
     EXPECT_EQ(sta_malloc(0), nullptr);
     sta_free(nullptr);
     auto* p = static_cast<char*>(sta_realloc(nullptr, 6));
     ASSERT_NE(p, nullptr);
     std::memcpy(p, "hello", 6);
-    EXPECT_EQ(sta_usable_size(p), 6u);
+    EXPECT_EQ(sta_usable_size(p), spans ? 16u : 6u);
     p = static_cast<char*>(sta_realloc(p, 100000));
     ASSERT_NE(p, nullptr);
     EXPECT_STREQ(p, "hello");
-    EXPECT_EQ(sta_good_size(100), 128u - STA_POOL_C_HEADER_BYTES);
+    EXPECT_EQ(sta_usable_size(p), 100000u);
+    EXPECT_EQ(sta_good_size(100), spans ? 128u : 128u - STA_POOL_C_HEADER_BYTES);
     EXPECT_EQ(sta_realloc(p, 0), nullptr);
 }
 
