@@ -138,7 +138,8 @@ TYPED_TEST(SpanLayout, MemoryFreedInOneClassServesAnother) {
         blocks.push_back(pool::template alloc<1024>());
     const std::size_t second_phase = pool::stats().pages_mapped;
     EXPECT_LE(second_phase * 100, first_phase * 102)
-        << first_phase << " segments after the first phase, " << second_phase << " after the second";
+        << first_phase << " segments after the first phase, " << second_phase
+        << " after the second";
     std::vector<held_block> held;
     for (void* p : blocks)
         held.push_back({p, 1024});
@@ -201,6 +202,158 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     pool::free(b, 100);
     pool::free(c, 5);
     EXPECT_EQ(pool::stats().bytes_in_use, 0u);
+}
+
+// ---- checked-build diagnostics on spans (STA_POOL_CHECKS) ----------------------------
+// Each misuse aborts with its one-line report (detail/checked.hpp); a death test runs
+// the misuse in a child process and matches that line.
+
+template <class Variant>
+class SpanLayoutDeathTest : public ::testing::Test {};
+TYPED_TEST_SUITE(SpanLayoutDeathTest, span_variants, variant_names);
+
+#if STA_POOL_CHECKS
+#define SKIP_UNLESS_CHECKED (void)0
+#else
+#define SKIP_UNLESS_CHECKED GTEST_SKIP() << "STA_POOL_CHECKS is off in this build"
+#endif
+
+constexpr const char* any_block = "block (0x)?[0-9a-fA-F]+ ";
+
+// Guards the size-mismatch diagnostic within one class: 48 and 64 share the 64 B
+// class, but the size is not the one the block was allocated with.
+TYPED_TEST(SpanLayoutDeathTest, FreeWithAnotherSizeOfTheSameClass) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(pool::free(pool::alloc(48), 64),
+                 std::string("size mismatch: ") + any_block +
+                     "freed with 64 bytes, but it was allocated with 48 bytes");
+}
+
+// Guards a free with the size of a smaller class: the span's class would take the
+// block back anyway, so only the checked build sees the caller's error.
+TYPED_TEST(SpanLayoutDeathTest, FreeWithTheSizeOfAnotherClass) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(pool::free(pool::alloc(1000), 16),
+                 std::string("size mismatch: ") + any_block +
+                     "freed with 16 bytes, but it was allocated with 1000 bytes");
+}
+
+// Guards a pooled block freed with a next-tier size: reported, not handed to the
+// private heap or malloc.
+TYPED_TEST(SpanLayoutDeathTest, FreeOfAPooledBlockWithANextTierSize) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(pool::free(pool::alloc(100), 40000),
+                 std::string("size mismatch: ") + any_block +
+                     "freed with 40000 bytes, but it was allocated with 100 bytes");
+}
+
+// Guards the compile-time-size free: the same diagnostic as the run-time one.
+TYPED_TEST(SpanLayoutDeathTest, CompileTimeFreeWithAnotherSize) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(pool::template free<32>(pool::template alloc<24>()),
+                 std::string("size mismatch: ") + any_block +
+                     "freed with 32 bytes, but it was allocated with 24 bytes");
+}
+
+// Guards realloc's old size: it is checked like a free's.
+TYPED_TEST(SpanLayoutDeathTest, ReallocWithAnotherOldSize) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH((void)pool::realloc(pool::alloc(48), 100, 200),
+                 std::string("size mismatch: ") + any_block +
+                     "reallocated with 100 bytes, but it was allocated with 48 bytes");
+}
+
+// Guards the registry through a shrink kept in place (no memory to move): the block
+// now has its new size, and a free with the old one is a mismatch.
+TYPED_TEST(SpanLayoutDeathTest, FreeWithTheSizeBeforeAShrinkKeptInPlace) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(
+        {
+            limited_pages<tag>::budget = 1;
+            pool::detail_state().map_pages = &limited_pages<tag>::map;
+            void* p = pool::alloc(4096);
+            while (pool::alloc(32768) != nullptr) { // every clean span is taken
+            }
+            if (pool::realloc(p, 4096, 100) == p)
+                pool::free(p, 4096);
+        },
+        std::string("size mismatch: ") + any_block +
+            "freed with 4096 bytes, but it was allocated with 100 bytes");
+}
+
+// Guards the double free of a block waiting on its span's list.
+TYPED_TEST(SpanLayoutDeathTest, DoubleFreeOnTheSpanList) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(
+        {
+            void* p = pool::alloc(64);
+            void* keep = pool::alloc(64); // the span is not wholly free after p
+            pool::free(p, 64);
+            pool::free(p, 64);
+            pool::free(keep, 64);
+        },
+        std::string("double free: ") + any_block +
+            "is already on the free list of the 64 B class \\(freed with 64 bytes\\)");
+}
+
+// Guards the double free of a block its class has taken back from the span (on
+// heads[slot], not on the span's list).
+TYPED_TEST(SpanLayoutDeathTest, DoubleFreeOnTheClassList) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(
+        {
+            std::vector<void*> first = fill_one_span<pool>(64);
+            const auto* sp = span_of(first.front());
+            for (std::uint32_t i = 0; i < sta::detail::reuse_threshold(sp->capacity); ++i)
+                pool::free(first[i], 64);
+            void* taken = pool::alloc(64); // the class takes the span's list
+            if (span_of(taken) == sp && pool::detail_state().heads[sp->slot] != nullptr)
+                pool::free(first[0], 64); // freed first: deepest on the list, still there
+        },
+        std::string("double free: ") + any_block + "is already on the free list of the 64 B class");
+}
+
+// Guards a pointer the pool never handed out.
+TYPED_TEST(SpanLayoutDeathTest, ForeignPointer) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    static long not_from_the_pool[4];
+    EXPECT_DEATH(pool::free(not_from_the_pool, sizeof not_from_the_pool),
+                 std::string("foreign pointer: ") + any_block + "did not come from this pool");
+}
+
+// Guards a pointer into a live block: inside a span, but not the start of a block.
+TYPED_TEST(SpanLayoutDeathTest, InteriorPointer) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    EXPECT_DEATH(pool::free(static_cast<std::byte*>(pool::alloc(64)) + 16, 48),
+                 std::string("foreign pointer: ") + any_block +
+                     "lies in the pool's memory at [0-9]+ bytes but is not the start of a "
+                     "live block");
+}
+
+// Guards the segment map shared by every span pool: a block of another span pool
+// lies in a pool segment, yet this pool reports it as not its own.
+TYPED_TEST(SpanLayoutDeathTest, BlockOfAnotherSpanPool) {
+    SKIP_UNLESS_CHECKED;
+    FRESH_POOL;
+    struct other_tag {};
+    using other = fresh_pool<TypeParam, other_tag>;
+    EXPECT_DEATH(
+        {
+            void* mine = pool::alloc(64); // both pools have a segment
+            pool::free(other::alloc(64), 64);
+            pool::free(mine, 64);
+        },
+        std::string("foreign pointer: ") + any_block + "did not come from this pool");
 }
 
 } // namespace
