@@ -21,6 +21,8 @@
 // phase, its own cost subtracted; balanced: Google Benchmark's CPU time): the machine
 // is shared, and wall time would count the time other processes hold the core.
 //
+// The pool rows: sta-branch and sta-table (the seed's shared-cursor layout, both
+// dispatch policies), sta-spans-branch and sta-spans-table (the span layout).
 // Names: get/<allocator>/<pattern>/<ct|rt>/<bytes>; the counter `ops` is the number
 // of operations per iteration, so ns per op = real_time / ops.
 #include "peers.hpp"
@@ -222,11 +224,13 @@ void add(const std::string& allocator) {
     }
 }
 
-/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy).
+/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy, layout).
 template <class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
 struct pool_variant {
+    using layout =
+        std::conditional_t<PolicyIndex >= 2, sta::layout::spans, sta::layout::shared_cursor>;
     template <pattern P>
-    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>>;
+    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>, layout>;
 };
 
 template <pattern P, class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
@@ -270,6 +274,8 @@ template <std::uint32_t Bytes>
 void add_class() {
     add_pool<sta::dispatch::self_rewriting_table, 0, Bytes>("sta-table");
     add_pool<sta::dispatch::inline_branch, 1, Bytes>("sta-branch");
+    add_pool<sta::dispatch::self_rewriting_table, 2, Bytes>("sta-spans-table");
+    add_pool<sta::dispatch::inline_branch, 3, Bytes>("sta-spans-branch");
     if constexpr (peer_class(Bytes)) {
         add<bench::malloc_peer, Bytes, false>("malloc");
         add<bench::new_delete_peer, Bytes, false>("std::allocator");
@@ -302,6 +308,11 @@ constexpr const char* default_policy_name() {
     return branch ? "inline_branch" : "self_rewriting_table";
 }
 
+/// The default layout (STA_POOL_SPANS), context key "sta_default_layout".
+constexpr const char* default_layout_name() {
+    return sta::layout::default_layout::name;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +327,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("seed_32B_ns",
                                 "pure get 2.30, balanced 2.45, fresh 1.95 (the seed, Windows)");
     benchmark::AddCustomContext("sta_default_policy", default_policy_name());
+    benchmark::AddCustomContext("sta_default_layout", default_layout_name());
     add_all(std::make_index_sequence<13>{}); // 8 B .. 32 KiB
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -207,6 +207,12 @@ using pool_table = bench::pool_peer<sta::dispatch::self_rewriting_table, tag<Byt
 template <std::uint32_t Bytes, bool CT>
 using pool_branch = bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 1, CT>>;
 template <std::uint32_t Bytes, bool CT>
+using spans_table =
+    bench::pool_peer<sta::dispatch::self_rewriting_table, tag<Bytes, 2, CT>, sta::layout::spans>;
+template <std::uint32_t Bytes, bool CT>
+using spans_branch =
+    bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 3, CT>, sta::layout::spans>;
+template <std::uint32_t Bytes, bool CT>
 using null_any = null_peer;
 template <std::uint32_t Bytes, bool CT>
 using malloc_any = bench::malloc_peer;
@@ -253,6 +259,8 @@ int main(int argc, char** argv) {
         make<null_any>("null"),
         make<pool_table>("sta-table"),
         make<pool_branch>("sta-branch"),
+        make<spans_table>("sta-spans-table"),
+        make<spans_branch>("sta-spans-branch"),
         make<malloc_any>("malloc"),
         make<new_delete_any>("std::allocator"),
         make<mimalloc_any>("mimalloc-dlopen"),

@@ -61,11 +61,13 @@ inline void escape(T& object) noexcept {
     __asm__ __volatile__("" : : "r"(address) : "memory");
 }
 
-/// The pool, one instance per (dispatch policy, tag): a tag gives a benchmark its own
-/// pages and free lists, so "fresh" really starts with empty lists.
-template <class Policy, class Tag>
+/// The pool, one instance per (dispatch policy, tag, layout): a tag gives a benchmark its
+/// own pages and free lists, so "fresh" really starts with empty lists. The layout is
+/// named, not defaulted: the seed's shared cursor unless a row asks for spans, whatever
+/// STA_POOL_SPANS makes sta::memory_pool's default.
+template <class Policy, class Tag, class Layout = sta::layout::shared_cursor>
 struct pool_peer {
-    using pool = sta::basic_memory_pool<Policy, Tag>;
+    using pool = sta::basic_memory_pool<Policy, Tag, Layout>;
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = true;

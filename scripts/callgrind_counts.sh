@@ -6,7 +6,8 @@
 #
 # For each allocator, bench/op_counts runs the three patterns (fresh, pure_get,
 # balanced) at each size (8, 32, 256, 4096, 32768 B; compile-time and run-time sizes
-# for the pool) twice, with 2 and 10 batches, under callgrind with collection on only
+# for the pool; every dispatch x layout: sta-table, sta-branch, sta-spans-table,
+# sta-spans-branch) twice, with 2 and 10 batches, under callgrind with collection on only
 # inside the measured loops. Instructions per op = the difference of the two runs
 # divided by the difference of their op counts (fixed costs cancel), minus the same
 # figure for the `null` allocator (the loop itself cancels). jemalloc, tcmalloc and

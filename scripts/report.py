@@ -35,8 +35,16 @@ from typing import NamedTuple, Optional
 # Data: peers, targets
 # ====================================================================================
 
-# The value of get_benchmark's context key "sta_default_policy" -> the pool's rows.
+# The value of get_benchmark's context key "sta_default_policy" -> the pool's rows (in
+# the seed's shared-cursor layout; the span layout's rows are "sta-spans-" + the rest).
 POLICIES = {"inline_branch": "sta-branch", "self_rewriting_table": "sta-table"}
+# The layouts, as get_benchmark's context key "sta_default_layout" names them. Every
+# target is judged on each; the report shows the verdicts side by side.
+LAYOUTS = ["shared_cursor", "spans"]
+LAYOUT_TEXT = {"shared_cursor": "shared cursor", "spans": "spans"}
+# The pool's rows in the sections that name the layout, not the dispatch (waves,
+# traversal, phase change, clients, BSTR): the default dispatch in each layout.
+LAYOUT_ROWS = {"shared_cursor": "sta-cursor", "spans": "sta-spans"}
 
 # A peer and the allocator names it is measured under in the results. A peer's figure
 # for a measure is the fastest of its variants.
@@ -47,15 +55,22 @@ PEERS = {
     "tcmalloc": ["tcmalloc", "tcmalloc (new)"],
     "boost::pool": ["boost-pool"],
     "bump": ["pmr-monotonic", "foonathan-stack"],
+    "original CComBSTR": ["bstr-original"],
 }
 # Groups of peers; "all" is every allocator that is not the pool.
 GROUPS = {"general": ["mimalloc", "jemalloc", "tcmalloc"]}
 GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
-              "all": "the best peer"}
+              "all": "the best peer", "original CComBSTR": "the original CComBSTR"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
 SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + ["callgrind", "clients", "wine"]
+# Peers the waves run beside the pool ("malloc" = glibc; mimalloc twice: dlopen and
+# LD_PRELOAD).
+WAVE_PEERS = ["malloc", "mimalloc-dlopen", "mimalloc"]
+WAVES = 10  # waves per process; the target compares the last with the first
+PHASE_MIB = 64  # the phase change's bytes per phase
+BSTR_APPENDS = 10000  # the BSTR target's size (docs/bstr.md)
 
 PATTERNS = ["fresh", "pure_get", "balanced"]
 SEED = {"pure_get": 2.30, "balanced": 2.45, "fresh": 1.95}  # ns, 32 B, Windows
@@ -67,7 +82,9 @@ class Cond(NamedTuple):
     bound "faster": the group's best figure / ours >= threshold;
     bound "within": ours / the group's best figure <= threshold;
     bound "flat": ours at every live-set size / ours at the smallest, within
-    1 +- threshold (group unused).
+    1 +- threshold (group unused);
+    bound "at_most": ours <= threshold, the figure itself (a ratio: wave 10 over wave 1,
+    peak RSS over 64 MiB); the group's best figure is shown beside it.
     """
     measure: str
     group: Optional[str]
@@ -89,6 +106,9 @@ TARGETS = (
              Cond(f"get/{p}/ct/32", "boost::pool", "within", 1.2)]) for p in PATTERNS]
     + [Target(f"rt32_{p}", f"32 B rt {p}", "rt32",
               [Cond(f"get/{p}/rt/32", "general", "faster", 2.5)]) for p in PATTERNS]
+    + [Target(f"ct32_mi_{p}", f"32 B ct {p} vs mimalloc", "ct32_mi",
+              [Cond(f"get/{p}/ct/32", "mimalloc", "faster", t)])
+       for p, t in [("fresh", 4.0), ("pure_get", 1.0), ("balanced", 2.5)]]
     + [Target(f"scenario_{s}", f"scenario {s}", "scenario",
               [Cond(f"scenario/{s}", "glibc", "faster", 1.6),
                Cond(f"scenario/{s}", "mimalloc", "faster", 1.15),
@@ -99,11 +119,46 @@ TARGETS = (
                Cond("scale/churn_ns_per_pair", None, "flat", 0.2)]),
        Target("memory", "memory", "memory",
               [Cond("rss/tree", "glibc", "within", 1.3),
-               Cond("rss/gui", "glibc", "within", 1.3)])])
+               Cond("rss/gui", "glibc", "within", 1.3)]),
+       Target("traversal", "traversal", "traversal",
+              [Cond("traversal", "mimalloc", "faster", 1.15)]),
+       Target("phase", "phase change (peak RSS / 64 MiB)", "phase",
+              [Cond("phase", "all", "at_most", 1.2)]),
+       Target("bstr", f"BSTR append, {BSTR_APPENDS} appends", "bstr",
+              [Cond(f"bstr/{BSTR_APPENDS}", "original CComBSTR", "faster", 38.0)])])
+
+
+def wave_target(workload):
+    return Target(f"waves_{slug(workload)}", f"waves, {workload} (wave {WAVES} / wave 1)",
+                  "waves", [Cond(f"waves/{workload}", "all", "at_most", 1.10)])
+
+
+def client_target(workload):
+    return Target(f"client_{slug(workload)}", f"client {workload}", "client",
+                  [Cond(f"client/{workload}", "mimalloc", "faster", 1.0),
+                   Cond(f"client/{workload}", "glibc", "faster", 1.2),
+                   Cond(f"client_rss/{workload}", "glibc", "within", 1.15)])
+
+
+def slug(text):
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def targets(data):
+    """TARGETS, then one waves target per waves workload and one per client workload."""
+    return (TARGETS + [wave_target(w) for w in sorted({k[1] for k in data.waves})]
+            + [client_target(w) for w in data.client_workloads])
 
 PRETTY = {
     "sta-branch": "sta (inline_branch)",
     "sta-table": "sta (self_rewriting_table)",
+    "sta-spans-branch": "sta spans (inline_branch)",
+    "sta-spans-table": "sta spans (self_rewriting_table)",
+    "sta-cursor": "sta (shared cursor)",
+    "sta-spans": "sta (spans)",
+    "sta-spans+thp": "sta (spans, huge pages)",
+    "sta-spans+prefault": "sta (spans, prefault)",
+    "bstr-original": "original CComBSTR",
     "malloc": "glibc malloc",
     "std::allocator": "std::allocator (glibc)",
     "mimalloc-dlopen": "mimalloc (dlopen)",
@@ -140,7 +195,8 @@ class ReportError(Exception):
 
 @dataclass
 class Results:
-    policy: str  # the pool's rows: "sta-branch" or "sta-table"
+    policy: str  # the pool's rows (shared cursor, default dispatch): "sta-branch" or "sta-table"
+    layout: str  # sta::memory_pool's default layout: "shared_cursor" or "spans"
     get: dict  # (allocator, pattern, mode, bytes) -> ns per op
     scenarios: dict  # (allocator, scenario) -> µs per round (CPU time)
     rss_net: dict  # (allocator, scenario) -> peak RSS over the baseline, KiB
@@ -151,11 +207,39 @@ class Results:
     extras: list  # (program, [benchmark entries])
     clients_md: Optional[str]
     wine: Optional[dict]  # {"version", "tiers", "com"}
+    waves: dict = field(default_factory=dict)  # (allocator, workload) -> Waves
+    traversal: dict = field(default_factory=dict)  # allocator -> Spread of CPU seconds
+    phase: dict = field(default_factory=dict)  # allocator -> {"net_peak_kib", "first_phase_kib"}
+    clients: dict = field(default_factory=dict)  # (allocator, workload) -> {"seconds", "maxrss_kib"}
+    client_workloads: list = field(default_factory=list)  # in the runner's order
+    bstr: dict = field(default_factory=dict)  # (way, appends) -> ns per run
     skips: dict = field(default_factory=dict)  # KEY -> reason
 
     @property
     def other_policy(self):
         return "sta-table" if self.policy == "sta-branch" else "sta-branch"
+
+    def row(self, layout, policy=None):
+        """The pool's row of the sections by dispatch (get, scenarios, cold, ...)."""
+        policy = policy or self.policy
+        return policy if layout == "shared_cursor" else "sta-spans-" + policy[len("sta-"):]
+
+    @property
+    def default_row(self):
+        return self.row(self.layout)
+
+
+class Waves(NamedTuple):
+    ratio: float  # wave W / wave 1, the median over processes
+    waves: list  # the median of each wave over processes, seconds
+    processes: int
+
+
+class Spread(NamedTuple):
+    median: float
+    low: float
+    high: float
+    runs: int
 
 
 def read_text(path):
@@ -218,23 +302,24 @@ def preload_files(results, prefix, skips):
     return files
 
 
-def load_policy(doc, path):
-    value = doc.get("context", {}).get("sta_default_policy")
-    if value not in POLICIES:
+def load_context(doc, path, key, allowed):
+    value = doc.get("context", {}).get(key)
+    if value not in allowed:
         raise ReportError(
-            f"{path}: context key \"sta_default_policy\" is {value!r}, expected one of "
-            f"{', '.join(POLICIES)} (get_benchmark reports the default it was built with)")
-    return POLICIES[value]
+            f"{path}: context key \"{key}\" is {value!r}, expected one of "
+            f"{', '.join(allowed)} (get_benchmark reports the default it was built with)")
+    return value
 
 
 def load_get(results, skips):
-    """(the pool's rows, {(allocator, pattern, mode, bytes): ns per op})."""
+    """(the pool's rows, the default layout, {(allocator, pattern, mode, bytes): ns per op})."""
     table = {}
-    policy = None
+    policy = layout = None
     for preload, path in preload_files(results, "get", skips):
         doc = read_json(path)
         if not preload:
-            policy = load_policy(doc, path)
+            policy = POLICIES[load_context(doc, path, "sta_default_policy", POLICIES)]
+            layout = load_context(doc, path, "sta_default_layout", LAYOUTS)
         for run_name, b in medians(doc, path).items():
             parts = run_name.split("/")
             if len(parts) < 5 or parts[0] != "get":
@@ -250,7 +335,7 @@ def load_get(results, skips):
             ops = b.get("ops", 1.0) or 1.0
             field_name = "real_time" if "manual_time" in run_name else "cpu_time"
             table[(alloc, pattern, mode, size)] = to_ns(b, field_name) / ops
-    return policy, table
+    return policy, layout, table
 
 
 def load_scenarios(results, skips):
@@ -294,6 +379,89 @@ def load_callgrind(path):
     return table
 
 
+def load_waves(path):
+    """(allocator, workload) -> Waves. The lines of one process are consecutive, waves
+    1..W in order; the ratio is taken per process, then its median over processes."""
+    runs = {}
+    current = None
+    for r in read_lines(path):
+        try:
+            key, wave, seconds = (r["alloc"], r["workload"]), int(r["wave"]), float(r["seconds"])
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed wave line: {r}") from None
+        if wave == 1:
+            current = []
+            runs.setdefault(key, []).append(current)
+        elif current is None or runs[key][-1] is not current or wave != len(current) + 1:
+            raise ReportError(f"{path}: wave {wave} of {key[1]} on {key[0]} does not follow "
+                              f"wave {wave - 1} of the same process")
+        current.append(seconds)
+    table = {}
+    for key, processes in runs.items():
+        if any(len(p) != WAVES for p in processes):
+            raise ReportError(f"{path}: {key[1]} on {key[0]}: a process without {WAVES} waves")
+        if any(p[0] <= 0 for p in processes):
+            raise ReportError(f"{path}: {key[1]} on {key[0]}: a first wave of no time")
+        table[key] = Waves(statistics.median(p[-1] / p[0] for p in processes),
+                           [statistics.median(p[i] for p in processes) for i in range(WAVES)],
+                           len(processes))
+    return table
+
+
+def load_traversal(path):
+    groups = {}
+    for r in read_lines(path):
+        try:
+            groups.setdefault(r["allocator"], []).append(float(r["cpu_seconds"]))
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed traversal line: {r}") from None
+    return {a: Spread(statistics.median(v), min(v), max(v), len(v)) for a, v in groups.items()}
+
+
+def load_phase(path):
+    rows = read_lines(path)
+    by_alloc = lambda r: r["allocator"]  # noqa: E731
+    net = median_by(rows, by_alloc, "net_peak_kib", path)
+    first = median_by(rows, by_alloc, "first_phase_kib", path)
+    return {a: {"net_peak_kib": net[a], "first_phase_kib": first[a]} for a in net}
+
+
+# The client runner's allocator names -> the report's (the pool's by layout, the peers').
+CLIENT_NAMES = {"spans": "sta-spans", "glibc": "malloc", "mimalloc": "mimalloc"}
+
+
+def load_clients(path, layout):
+    table = {}
+    workloads = []
+    names = dict(CLIENT_NAMES, pool=LAYOUT_ROWS[layout])
+    for r in read_lines(path):
+        try:
+            alloc, workload = names[r["allocator"]], r["workload"]
+            if r["allocator"] == "pool" and layout == "spans":
+                continue  # the default build is the span build: its own row is "spans"
+            table[(alloc, workload)] = {"seconds": float(r["seconds"]),
+                                        "maxrss_kib": float(r["maxrss_kib"])}
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed client line: {r}") from None
+        if workload not in workloads:
+            workloads.append(workload)
+    return table, workloads
+
+
+def load_bstr(results):
+    """(way, appends) -> ns per run, from bstr_benchmark's output (an extra program)."""
+    path = os.path.join(results, "extra-bstr_benchmark.json")
+    table = {}
+    for run_name, b in medians(read_json(path), path).items():
+        parts = run_name.split("/")
+        if len(parts) == 3 and parts[0] == "bstr":
+            table[(parts[1], int(parts[2]))] = to_ns(b, "real_time")
+    for way in ["original", "pool-cursor", "pool-spans"]:
+        if (way, BSTR_APPENDS) not in table:
+            raise ReportError(f"{path}: no bstr/{way}/{BSTR_APPENDS}")
+    return table
+
+
 def load(results, skips):
     """Every input of the report, checked: missing or malformed input -> ReportError."""
     if not os.path.isdir(results):
@@ -301,7 +469,7 @@ def load(results, skips):
     def path(name):
         return os.path.join(results, name)
 
-    policy, get = load_get(results, skips)
+    policy, layout, get = load_get(results, skips)
     scenarios = load_scenarios(results, skips)
     rss_rows = read_lines(path("rss.jsonl"))
     cold_rows = read_lines(path("cold.jsonl"))
@@ -317,8 +485,10 @@ def load(results, skips):
                              field_name, path("scale.jsonl"))
         for k, v in medians_.items():
             scale.setdefault(k, {})[field_name] = v
+    clients, client_workloads = (({}, []) if "clients" in skips else
+                                 load_clients(path("clients.jsonl"), layout))
     data = Results(
-        policy=policy, get=get, scenarios=scenarios,
+        policy=policy, layout=layout, get=get, scenarios=scenarios,
         rss_net={k: rss[k] - base[k] for k in rss},
         cold=median_by(cold_rows, lambda r: r["allocator"], "ns_per_block", path("cold.jsonl")),
         cold_faults=median_by(cold_rows, lambda r: r["allocator"], "minor_faults",
@@ -331,26 +501,41 @@ def load(results, skips):
         wine=None if "wine" in skips else {
             "version": read_text(path("wine.version")).strip(),
             "tiers": read_text(path("wine.md")), "com": read_text(path("com.md"))},
-        skips=dict(skips))
+        waves=load_waves(path("waves.jsonl")), traversal=load_traversal(path("traversal.jsonl")),
+        phase=load_phase(path("phase.jsonl")), clients=clients,
+        client_workloads=client_workloads, bstr=load_bstr(results), skips=dict(skips))
     check_complete(data)
     return data
 
 
 def check_complete(data):
-    """Every process section holds the pool's rows and every LD_PRELOAD peer not skipped."""
-    expected = [data.policy] + [p for p in PRELOAD_PEERS if "preload:" + p not in data.skips]
-    sections = {
-        "get (get.json, get-PEER.json)": {k[0] for k in data.get},
-        "scenarios (scenario.json, scenario-PEER.json)": {k[0] for k in data.scenarios},
-        "peak RSS (rss.jsonl)": {k[0] for k in data.rss_net},
-        "cold start (cold.jsonl)": set(data.cold),
-        "scale (scale.jsonl)": {k[0] for k in data.scale},
+    """Every process section holds the pool's rows in both layouts (and, where the report
+    runs them, both dispatch policies) and every LD_PRELOAD peer not skipped."""
+    peers = [p for p in PRELOAD_PEERS if "preload:" + p not in data.skips]
+    by_dispatch = [data.row(lay, pol) for lay in LAYOUTS for pol in POLICIES.values()]
+    by_layout = list(LAYOUT_ROWS.values())
+    mimalloc = [] if "preload:mimalloc" in data.skips else ["mimalloc"]
+    sections = {  # name -> (rows present, rows expected)
+        "get (get.json, get-PEER.json)": ({k[0] for k in data.get}, by_dispatch + peers),
+        "scenarios (scenario.json, scenario-PEER.json)": ({k[0] for k in data.scenarios},
+                                                          by_dispatch + peers),
+        "peak RSS (rss.jsonl)": ({k[0] for k in data.rss_net}, by_dispatch + peers),
+        "cold start (cold.jsonl)": (set(data.cold), by_dispatch + peers),
+        "scale (scale.jsonl)": ({k[0] for k in data.scale}, by_dispatch + peers),
+        "phase change (phase.jsonl)": (set(data.phase), by_layout + ["malloc"] + peers),
+        "traversal (traversal.jsonl)": (set(data.traversal), by_layout + ["malloc"] + peers),
     }
+    for workload in sorted({k[1] for k in data.waves}):
+        sections[f"waves {workload} (waves.jsonl)"] = (
+            {a for a, w in data.waves if w == workload}, by_layout + ["malloc"] + mimalloc)
     if data.ir:
-        sections["instruction counts (callgrind.csv)"] = {k[0] for k in data.ir}
+        sections["instruction counts (callgrind.csv)"] = ({k[0] for k in data.ir},
+                                                          by_dispatch + peers)
     problems = [f"{name}: no rows of {', '.join(missing)}"
-                for name, present in sections.items()
+                for name, (present, expected) in sections.items()
                 for missing in [[a for a in expected if a not in present]] if missing]
+    if not data.waves:
+        problems.append("waves (waves.jsonl): no workloads")
     if problems:
         raise ReportError("incomplete results: " + "; ".join(problems))
 
@@ -410,6 +595,8 @@ class Check:
 @dataclass
 class Verdict:
     target: Target
+    layout: str  # the layout whose pool rows were judged
+    row: str  # the pool's row of the sections by dispatch for that layout
     checks: list
 
     @property
@@ -445,9 +632,12 @@ def make_measure(mid, label, unit, ours, figures):
     return Measure(mid, label, unit, ours, others)
 
 
-def build_measures(data):
-    """id -> Measure, for every measure the tables and targets use."""
-    sta = data.policy
+def build_measures(data, layout=None):
+    """id -> Measure, for every measure the tables and targets use; ours = the pool's
+    rows in `layout` (default: sta::memory_pool's default layout)."""
+    layout = layout or data.layout
+    sta = data.row(layout)
+    mine = LAYOUT_ROWS[layout]
     out = []
     get_allocs = {k[0] for k in data.get}
     for size in sorted({k[3] for k in data.get}):
@@ -470,6 +660,26 @@ def build_measures(data):
     out.append(make_measure("cold",
                             "cold start, 10^6 × 32 B allocated + touched (ns per block)", "ns",
                             data.cold.get(sta), data.cold))
+    for w in sorted({k[1] for k in data.waves}):
+        ratios = {a: v.ratio for (a, w_), v in data.waves.items() if w_ == w}
+        out.append(make_measure(f"waves/{w}", f"waves {w}: wave {WAVES} / wave 1", "×",
+                                ratios.get(mine), ratios))
+    medians_ = {a: v.median for a, v in data.traversal.items()}
+    out.append(make_measure("traversal", "traversal (CPU s per process)", "s",
+                            medians_.get(mine), medians_))
+    phase = {a: v["net_peak_kib"] / (PHASE_MIB * 1024) for a, v in data.phase.items()}
+    out.append(make_measure("phase", "phase change: peak RSS over the baseline / 64 MiB", "×",
+                            phase.get(mine), phase))
+    for w in data.client_workloads:
+        seconds = {a: v["seconds"] for (a, w_), v in data.clients.items() if w_ == w}
+        rss = {a: v["maxrss_kib"] for (a, w_), v in data.clients.items() if w_ == w}
+        out.append(make_measure(f"client/{w}", f"client {w} (s)", "s", seconds.get(mine), seconds))
+        out.append(make_measure(f"client_rss/{w}", f"client {w} peak RSS", "KiB", rss.get(mine),
+                                rss))
+    way = "pool-cursor" if layout == "shared_cursor" else "pool-spans"
+    out.append(make_measure(f"bstr/{BSTR_APPENDS}", f"BSTR, {BSTR_APPENDS} appends", "ns",
+                            data.bstr.get((way, BSTR_APPENDS)),
+                            {"bstr-original": data.bstr.get(("original", BSTR_APPENDS))}))
     return {m.id: m for m in out}
 
 
@@ -485,18 +695,18 @@ def main_rows(measures):
             for i in ids if i in measures and measures[i].ours is not None]
 
 
-def flat_spread(data, field_name):
-    """(lowest, highest) of the pool's figure over live-set sizes / the smallest's."""
+def flat_spread(data, field_name, row):
+    """(lowest, highest) of the pool's figure (`row`) over live-set sizes / the smallest's."""
     series = [v[field_name] for (a, _), v in sorted(data.scale.items(), key=lambda kv: kv[0][1])
-              if a == data.policy and field_name in v]
+              if a == row and field_name in v]
     if not series or series[0] <= 0:
         return None
     return min(series) / series[0], max(series) / series[0]
 
 
-def check(data, measures, cond):
+def check(data, measures, cond, row):
     if cond.bound == "flat":
-        spread = flat_spread(data, cond.measure.split("/", 1)[1])
+        spread = flat_spread(data, cond.measure.split("/", 1)[1], row)
         ok = spread is not None and spread[0] >= 1 - cond.threshold and \
             spread[1] <= 1 + cond.threshold
         return Check(cond, None, spread, ok)
@@ -508,13 +718,23 @@ def check(data, measures, cond):
     elif cond.bound == "within":
         value = figure.share
         ok = value is not None and value <= cond.threshold
+    elif cond.bound == "at_most":
+        value = figure.ours
+        ok = value is not None and value <= cond.threshold
     else:
         raise ValueError(f"unknown bound {cond.bound}")
     return Check(cond, figure, value, ok)
 
 
-def judge(data, measures):
-    return [Verdict(t, [check(data, measures, c) for c in t.conds]) for t in TARGETS]
+def judge(data, measures_by_layout):
+    """A Verdict for every target and layout: {layout: {id: Measure}} -> [Verdict]."""
+    return [Verdict(t, lay, data.row(lay), [check(data, measures, c, data.row(lay))
+                                            for c in t.conds])
+            for t in targets(data) for lay, measures in measures_by_layout.items()]
+
+
+def measures_by_layout(data):
+    return {lay: build_measures(data, lay) for lay in LAYOUTS}
 
 
 # ====================================================================================
@@ -543,9 +763,13 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
-def render_main(data, rows):
-    header = ["measure", pretty(data.policy), "glibc", "× vs glibc", "best general-purpose peer",
-              "× vs it", "best peer of all", "× vs it"]
+def render_main(data, rows, other=None):
+    """The main table on the default layout's rows; `other` ({id: Measure} of the other
+    layout) adds its figure in a column."""
+    other_row = data.row(next(lay for lay in LAYOUTS if lay != data.layout))
+    header = ["measure", pretty(data.default_row)] + ([pretty(other_row)] if other else []) + [
+        "glibc", "× vs glibc", "best general-purpose peer", "× vs it", "best peer of all",
+        "× vs it"]
 
     def named(f, unit):
         return f"{pretty(f.variant)} {fmt(f.value)} {unit}" if f.variant else "n/a"
@@ -553,9 +777,11 @@ def render_main(data, rows):
     body = []
     for m, figs in rows:
         g, gp, every = figs["glibc"], figs["general"], figs["all"]
-        body.append([m.label, f"{fmt(m.ours)} {m.unit}", f"{fmt(g.value)} {m.unit}",
-                     fx(g.speedup), named(gp, m.unit), fx(gp.speedup), named(every, m.unit),
-                     fx(every.speedup)])
+        theirs = [f"{fmt(other[m.id].ours)} {m.unit}"] if other and m.id in other else \
+            (["n/a"] if other else [])
+        body.append([m.label, f"{fmt(m.ours)} {m.unit}"] + theirs + [
+            f"{fmt(g.value)} {m.unit}", fx(g.speedup), named(gp, m.unit), fx(gp.speedup),
+            named(every, m.unit), fx(every.speedup)])
     return md_table(header, body)
 
 
@@ -563,7 +789,13 @@ def several_measures(target):
     return len({c.measure for c in target.conds}) > 1
 
 
+SHORT = {"client": "time", "client_rss": "peak RSS"}  # measures named by their kind
+
+
 def short(measure_id):
+    kind = measure_id.split("/", 1)[0]
+    if kind in SHORT:
+        return SHORT[kind]
     return measure_id.split("/")[-1].split("_")[0]  # "rss/tree" -> "tree", ... -> "grow"
 
 
@@ -573,6 +805,8 @@ def cond_text(target, c):
         return f"{prefix}≥{c.threshold:g}× {GROUP_TEXT[c.group]}"
     if c.bound == "within":
         return f"{prefix}≤{c.threshold:g}× {GROUP_TEXT[c.group]}"
+    if c.bound == "at_most":
+        return f"{prefix}≤{c.threshold:g}×"
     return f"{prefix}within ±{c.threshold * 100:.0f}% from 10^3 to 10^7 live blocks"
 
 
@@ -581,24 +815,47 @@ def measured_text(target, c):
     if c.cond.bound == "flat":
         return prefix + ("n/a" if c.value is None else
                          f"{c.value[0]:.2f}..{c.value[1]:.2f} of the 10^3 figure")
+    if c.cond.bound == "at_most":
+        best_peer = (f"{pretty(c.figure.variant)} {fx(c.figure.value)}" if c.figure.variant
+                     else "n/a")
+        return f"{prefix}{fx(c.value)} (best peer: {best_peer})"
     word = "vs" if c.cond.bound == "faster" else "of"
     peer = pretty(c.figure.variant) if c.figure.variant else GROUP_TEXT[c.cond.group]
     return f"{prefix}{fx(c.value)} {word} {peer}"
 
 
-def render_targets(verdicts):
-    return md_table(["target", "measured", "verdict"], [
-        [f"{v.target.label}: " + ", ".join(cond_text(v.target, c) for c in v.target.conds),
-         ", ".join(measured_text(v.target, c) for c in v.checks),
-         "met" if v.ok else "**missed**"] for v in verdicts])
+def verdict_text(v):
+    return "met" if v.ok else "**missed**"
+
+
+def render_targets(verdicts, default_layout=None):
+    """One row per target, the measured figures and the verdict of each layout side by side."""
+    by_target = {}
+    for v in verdicts:
+        by_target.setdefault(v.target.id, []).append(v)
+    layouts = [lay for lay in LAYOUTS if any(v.layout == lay for v in verdicts)]
+    header = ["target"]
+    for lay in layouts:
+        mark = " (default)" if lay == default_layout else ""
+        header += [f"{LAYOUT_TEXT[lay]}{mark}: measured", "verdict"]
+    rows = []
+    for vs in by_target.values():
+        t = vs[0].target
+        row = [f"{t.label}: " + ", ".join(cond_text(t, c) for c in t.conds)]
+        for lay in layouts:
+            v = next((v for v in vs if v.layout == lay), None)
+            row += (["n/a", "n/a"] if v is None else
+                    [", ".join(measured_text(t, c) for c in v.checks), verdict_text(v)])
+        rows.append(row)
+    return md_table(header, rows)
 
 
 # "Why missed" texts, by the target's `why` key: (data, verdict) -> Markdown.
 def why_ct32(data, v):
     pattern = v.target.conds[0].measure.split("/")[1]
     boost = next(c.figure for c in v.checks if c.cond.group == "boost::pool")
-    text = (f"{pretty(data.policy)} {fmt(boost.ours)} ns vs boost::pool {fmt(boost.value)} ns; "
-            f"instructions per op {fmt(data.ir.get((data.policy, pattern, 'ct', 32)), 1)} vs "
+    text = (f"{pretty(v.row)} {fmt(boost.ours)} ns vs boost::pool {fmt(boost.value)} ns; "
+            f"instructions per op {fmt(data.ir.get((v.row, pattern, 'ct', 32)), 1)} vs "
             f"{fmt(data.ir.get(('boost-pool', pattern, 'rt', 32)), 1)}.")
     if pattern == "pure_get":
         return text + (
@@ -633,7 +890,7 @@ def why_scenario(data, v):
 def why_cold(data, v):
     peer = v.checks[0].figure
     pop = data.cold.get("sta+thp-populate-2M")
-    return (f"page faults dominate: {fmt(data.cold_faults.get(data.policy), 0)} minor faults "
+    return (f"page faults dominate: {fmt(data.cold_faults.get(v.row), 0)} minor faults "
             f"for {fmt(peer.ours)} ns per block with the default 1 MiB pages, the same "
             f"first-touch cost every peer pays. 2 MiB pages with MADV_HUGEPAGE + "
             f"MADV_POPULATE_WRITE measured {fmt(pop)} ns per block "
@@ -652,8 +909,59 @@ def why_memory(data, v):
             "scenarios' peak is dominated by whole pages (see the RSS table).")
 
 
+def why_ct32_mi(data, v):
+    c = v.checks[0]
+    pattern = c.cond.measure.split("/")[1]
+    return (f"{pretty(v.row)} {fmt(c.figure.ours)} ns vs {pretty(c.figure.variant)} "
+            f"{fmt(c.figure.value)} ns; instructions per op "
+            f"{fmt(data.ir.get((v.row, pattern, 'ct', 32)), 1)} vs mimalloc's "
+            f"{fmt(data.ir.get(('mimalloc-dlopen', pattern, 'rt', 32)), 1)} (dlopen) — see the "
+            "instruction counts below.")
+
+
+def why_waves(data, v):
+    workload = v.target.conds[0].measure.split("/", 1)[1]
+    w = data.waves.get((LAYOUT_ROWS[v.layout], workload))
+    if w is None:
+        return "no waves of the pool in this layout."
+    return (f"the pool's waves in {LAYOUT_TEXT[v.layout]} grow from {w.waves[0]:.3f} s to "
+            f"{w.waves[-1]:.3f} s (medians of {w.processes} processes; every wave in the waves "
+            "table); a wave's time that grows with the waves while the memory held stays the "
+            "same is the order of the free lists, not a leak.")
+
+
+def why_traversal(data, v):
+    thp = data.traversal.get("sta-spans+thp")
+    c = v.checks[0]
+    text = (f"{pretty(LAYOUT_ROWS[v.layout])} {fmt(c.figure.ours)} s vs "
+            f"{pretty(c.figure.variant)} {fmt(c.figure.value)} s")
+    if thp is not None:
+        text += f"; the span layout on huge pages {fmt(thp.median)} s"
+    return text + ". The walk reads every string: the time is cache and TLB misses, where " \
+        "an element lies against its own strings."
+
+
+def why_phase(data, v):
+    p = data.phase.get(LAYOUT_ROWS[v.layout])
+    if p is None:
+        return "no phase-change run of the pool in this layout."
+    return (f"the first phase holds {p['first_phase_kib'] / 1024:.0f} MiB, the peak is "
+            f"{p['net_peak_kib'] / 1024:.0f} MiB over the baseline: memory freed in 16 B blocks "
+            "is not reused for 1 KiB blocks in this layout.")
+
+
+def why_client(data, v):
+    return ", ".join(measured_text(v.target, c) for c in v.checks) + \
+        " (the client table below has every run's median)."
+
+
+def why_bstr(data, v):
+    return ", ".join(measured_text(v.target, c) for c in v.checks) + "."
+
+
 WHY = {"ct32": why_ct32, "rt32": why_rt32, "scenario": why_scenario, "cold": why_cold,
-       "scale": why_scale, "memory": why_memory}
+       "scale": why_scale, "memory": why_memory, "ct32_mi": why_ct32_mi, "waves": why_waves,
+       "traversal": why_traversal, "phase": why_phase, "client": why_client, "bstr": why_bstr}
 
 
 def skipped_note(data, key):
@@ -727,6 +1035,18 @@ METHOD_AFTER_PRELOAD = [
     "over the ring of live blocks.",
     "- **memory**: peak RSS of a process running 5 rounds of a scenario, minus its baseline "
     "before the first round.",
+    "- **layouts**: every pool row is measured in the seed's shared-cursor layout (`sta-branch`, "
+    "`sta-table`, `sta (shared cursor)`) and in the span layout (`sta spans ...`, `sta "
+    "(spans)`); the targets are judged on each, side by side.",
+    "- **phase change** (`bench/process_benchmark.cpp phase`): 64 MiB in 16 B blocks, all "
+    "freed, then 64 MiB in 1 KiB blocks, each block touched; peak RSS (VmHWM) over the RSS "
+    "before.",
+    "- **waves** (`bench/waves_benchmark.cpp`): a workload 10 times in one process (Lua "
+    "scripts of `tests/clients/lua` in a new state closed after each wave; the tree scenario, "
+    "larger, built and destroyed); CPU time per wave.",
+    "- **traversal** (`bench/traversal_benchmark.cpp`): a tree of 19,607 GUI-like elements "
+    "(name, string properties, handlers, children) walked depth first many times between "
+    "partial teardowns and regrowth; whole-process CPU time.",
 ]
 
 
@@ -741,23 +1061,30 @@ def render_preload_method(data):
     return [line]
 
 
+def pool_rows(data):
+    """The pool's rows by dispatch, the default first: every layout x dispatch."""
+    rows = [data.row(lay, pol) for lay in [data.layout] + [x for x in LAYOUTS if x != data.layout]
+            for pol in [data.policy, data.other_policy]]
+    return rows
+
+
 def render_get_tables(data):
-    sta, other = data.policy, data.other_policy
+    sta = data.default_row
     get, ir = data.get, data.ir
+    pools = pool_rows(data)
     lines = ["## The seed's table beside ours (32 B, compile-time size)", "",
-             md_table(["pattern", "seed (Windows)", pretty(sta), pretty(other),
-                       f"instructions {pretty(sta)}", f"instructions {pretty(other)}"],
-                      [[p, f"{SEED[p]:.2f} ns", f"{fmt(get.get((sta, p, 'ct', 32)))} ns",
-                        f"{fmt(get.get((other, p, 'ct', 32)))} ns",
-                        fmt(ir.get((sta, p, "ct", 32)), 1), fmt(ir.get((other, p, "ct", 32)), 1)]
-                       for p in PATTERNS]), ""]
+             md_table(["pattern", "seed (Windows)"] + [pretty(a) for a in pools] +
+                      [f"instructions {pretty(a)}" for a in pools],
+                      [[p, f"{SEED[p]:.2f} ns"] + [f"{fmt(get.get((a, p, 'ct', 32)))} ns"
+                                                   for a in pools] +
+                       [fmt(ir.get((a, p, "ct", 32)), 1) for a in pools] for p in PATTERNS]), ""]
     rows = [[f"{size} B"] + [fmt(get.get((sta, p, mode, size))) for p in PATTERNS
                              for mode in ["ct", "rt"]]
             for size in sorted({k[3] for k in get if k[0] == sta})]
     lines += [f"## {pretty(sta)}: every class (ns per op)", "",
               md_table(["class"] + [f"{p} {m}" for p in PATTERNS for m in ["ct", "rt"]], rows),
               ""]
-    allocs = [sta, other] + sorted({k[0] for k in get if not is_pool(k[0])})
+    allocs = pools + sorted({k[0] for k in get if not is_pool(k[0])})
     for size in [8, 32, 256, 4096, 32768]:
         rows = []
         for a in allocs:
@@ -782,8 +1109,15 @@ def render_callgrind(data):
             vals = [ir.get((a, p, mode, 32)) for p in PATTERNS]
             if any(v is not None for v in vals):
                 rows.append([f"{pretty(a)} [{mode}]"] + [fmt(v, 1) for v in vals])
-    return lines + ["From `scripts/callgrind_counts.sh`; balanced counts one free + one alloc.",
-                    "", md_table(["allocator", "fresh", "pure get", "balanced"], rows), ""]
+    lines += ["From `scripts/callgrind_counts.sh`; balanced counts one free + one alloc.",
+              "", md_table(["allocator", "fresh", "pure get", "balanced"], rows), ""]
+    sizes = sorted({k[3] for k in ir if is_pool(k[0])})
+    rows = [[f"{pretty(a)} [{mode}]"] + [" / ".join(fmt(ir.get((a, p, mode, size)), 1)
+                                                    for p in PATTERNS) for size in sizes]
+            for a in pool_rows(data) for mode in ["ct", "rt"]
+            if any((a, p, mode, size) in ir for p in PATTERNS for size in sizes)]
+    return lines + ["### The pool, every dispatch × layout: fresh / pure get / balanced", "",
+                    md_table(["pool"] + [f"{size} B" for size in sizes], rows), ""]
 
 
 def render_processes(data):
@@ -840,6 +1174,49 @@ def render_extras(data):
     return lines
 
 
+def render_waves(data):
+    lines = [f"## Waves: a workload {WAVES} times in one process (CPU s per wave)", "",
+             f"From `bench/waves_benchmark.cpp`: each wave runs the workload from nothing and "
+             f"gives every byte back (Lua: `lua_close`; tree: destroyed), on the same allocator; "
+             f"processes interleaved. *ratio* = wave {WAVES} / wave 1 per process, the median over "
+             f"processes; the waves are medians over processes.", ""]
+    for w in sorted({k[1] for k in data.waves}):
+        rows = []
+        for a in sorted({a for a, w_ in data.waves if w_ == w},
+                        key=lambda a: (not is_pool(a), a)):
+            v = data.waves[(a, w)]
+            rows.append([pretty(a), fx(v.ratio), v.processes] + [f"{x:.3f}" for x in v.waves])
+        lines += [f"### {w}", "", md_table(["allocator", "ratio", "processes"] +
+                                           [f"w{i + 1}" for i in range(WAVES)], rows), ""]
+    return lines
+
+
+def render_traversal(data):
+    rows = []
+    mi = best(build_measures(data)["traversal"], "mimalloc")
+    for a, v in sorted(data.traversal.items(), key=lambda kv: kv[1].median):
+        rows.append([pretty(a), f"{v.median:.3f}", f"{v.low:.3f}–{v.high:.3f}", v.runs,
+                     fx(ratio(mi.value, v.median))])
+    return ["## Traversal: a GUI-like tree walked between partial teardowns", "",
+            "From `bench/traversal_benchmark.cpp`: whole-process CPU seconds, one process per "
+            "run, allocators interleaved; *vs mimalloc* = the better of mimalloc's variants "
+            f"({pretty(mi.variant) if mi.variant else 'n/a'}) / this allocator's median.", "",
+            md_table(["allocator", "median s", "min–max s", "runs", "× vs mimalloc"], rows), ""]
+
+
+def render_phase(data):
+    rows = []
+    for a, v in sorted(data.phase.items(), key=lambda kv: kv[1]["net_peak_kib"]):
+        rows.append([pretty(a), f"{v['first_phase_kib'] / 1024:.1f}",
+                     f"{v['net_peak_kib'] / 1024:.1f}",
+                     fx(v["net_peak_kib"] / (PHASE_MIB * 1024))])
+    return [f"## Phase change: {PHASE_MIB} MiB in 16 B blocks, all freed, then {PHASE_MIB} MiB "
+            "in 1 KiB blocks", "",
+            "From `bench/process_benchmark.cpp phase`: one process each (median of 3); RSS over "
+            "the baseline taken before the first phase (VmRSS), peak = VmHWM.", "",
+            md_table(["allocator", "after phase 1 MiB", "peak MiB", "peak / 64 MiB"], rows), ""]
+
+
 def render_clients(data):
     lines = ["## Real programs on the pool: Lua, SQLite, libxml2", ""]
     if data.clients_md is None:
@@ -863,32 +1240,37 @@ def render_wine(data):
         w["com"].rstrip(), ""]
 
 
-def render_report(data, rows, verdicts, info, now):
+def render_report(data, rows, verdicts, info, now, other=None):
     packages = [f"{k[8:]} ({r})" for k, r in data.skips.items() if k.startswith("package:")]
     lines = [
         "# Benchmarks", "",
         f"Generated by `scripts/report.sh` on {now}. Do not edit by hand: rerun it.", "",
         f"- Machine: {info['cpu']}, {info['cores']} cores; {info['os']}; THP `{info['thp']}`",
         f"- Compiler: {info['compiler']}, Release (`-O3 -DNDEBUG`, CMake preset `bench`)",
-        f"- Default dispatch: `{pretty(data.policy)}` (see [dispatch.md](dispatch.md))",
+        f"- Default dispatch: `{pretty(data.policy)}` (see [dispatch.md](dispatch.md)); "
+        f"default layout: {LAYOUT_TEXT[data.layout]} (`STA_POOL_SPANS`); every target is "
+        "judged on both layouts",
         f"- Skipped peers: {'; '.join(packages) or 'none'}", "",
         "![ns per operation at 32 B](benchmarks.svg)", "",
         "## Method", ""] + METHOD + render_preload_method(data) + METHOD_AFTER_PRELOAD + [
-        "", "## Main table", "", render_main(data, rows), "",
-        "## Targets", "", render_targets(verdicts), ""]
+        "", "## Main table", "", render_main(data, rows, other), "",
+        "## Targets", "", render_targets(verdicts, data.layout), ""]
     missed = [v for v in verdicts if not v.ok]
     if missed:
         lines += ["### Why the missed targets are missed", ""]
-        lines += [f"- *{v.target.label}*: {WHY[v.target.why](data, v)}" for v in missed] + [""]
+        lines += [f"- *{v.target.label}* ({LAYOUT_TEXT[v.layout]}): {WHY[v.target.why](data, v)}"
+                  for v in missed] + [""]
     lines += render_get_tables(data) + render_callgrind(data) + render_processes(data)
+    lines += render_phase(data) + render_waves(data) + render_traversal(data)
     lines += render_extras(data) + render_clients(data) + render_wine(data)
     return "\n".join(lines) + "\n"
 
 
 def svg_chart(data):
     """Grouped horizontal bars: ns/op at 32 B per pattern and allocator."""
-    sta = data.policy
-    allocs = [(sta, "ct"), (sta, "rt"), (data.other_policy, "ct"), ("malloc", "rt"),
+    sta, other, spans, other_spans = pool_rows(data)
+    allocs = [(sta, "ct"), (sta, "rt"), (other, "ct"), (spans, "ct"), (other_spans, "ct"),
+              ("malloc", "rt"),
               ("jemalloc", "rt"), ("tcmalloc", "rt"), ("mimalloc", "rt"), ("mimalloc-dlopen", "rt"),
               ("pmr-unsync-pool", "rt"), ("foonathan-pool", "rt"), ("boost-pool", "rt"),
               ("boost-fast-pool", "rt")]
@@ -941,14 +1323,16 @@ def main(argv=None):
     except ReportError as e:
         print(f"report.py: {e}", file=sys.stderr)
         return 1
-    measures = build_measures(data)
+    by_layout = measures_by_layout(data)
+    measures = by_layout[data.layout]
+    other = next(m for lay, m in by_layout.items() if lay != data.layout)
     rows = main_rows(measures)
-    verdicts = judge(data, measures)
-    print(render_main(data, rows) + "\n\n" + render_targets(verdicts))
+    verdicts = judge(data, by_layout)
+    print(render_main(data, rows, other) + "\n\n" + render_targets(verdicts, data.layout))
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     os.makedirs(args.docs, exist_ok=True)
     with open(os.path.join(args.docs, "benchmarks.md"), "w") as f:
-        f.write(render_report(data, rows, verdicts, machine(args.results), now))
+        f.write(render_report(data, rows, verdicts, machine(args.results), now, other))
     with open(os.path.join(args.docs, "benchmarks.svg"), "w") as f:
         f.write(svg_chart(data))
     return 0

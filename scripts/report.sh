@@ -5,7 +5,8 @@
 #
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
-# LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, callgrind instruction
+# LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, the phase change, the
+# waves and the traversal (each pool row in both layouts), callgrind instruction
 # counts, any other program added to bench/CMakeLists.txt, the real programs (Lua,
 # SQLite, libxml2) and, cross-built with mingw-w64, the Windows benchmarks under wine —
 # then prints the main Markdown table and writes docs/benchmarks.md and
@@ -23,12 +24,13 @@ trap 'echo "report.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' E
 cd "$(dirname "$0")/.."
 reps=3
 min_time=0.05
+quick=0
 allow_missing=0
 for arg in "$@"; do
     case "$arg" in
-        --quick) reps=1 ;;
+        --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -136,8 +138,8 @@ for p in "${preloads[@]}"; do
 done
 
 say "peak RSS per scenario and allocator (one process each)"
-scenario_allocs=(sta-branch sta-table std::allocator mimalloc-dlopen pmr-unsync-pool
-                 pmr-monotonic foonathan-stack)
+scenario_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table std::allocator
+                 mimalloc-dlopen pmr-unsync-pool pmr-monotonic foonathan-stack)
 for s in tree gui; do
     for a in "${scenario_allocs[@]}"; do
         if available "$a"; then
@@ -152,7 +154,8 @@ for s in tree gui; do
 done
 
 say "cold start: 10^6 x 32 B in fresh processes (5 each)"
-cold_allocs=(sta-branch sta-table sta+populate sta+populate-2M sta+thp-2M sta+thp-populate-2M
+cold_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table sta-spans+prefault
+             sta-spans+thp sta+populate sta+populate-2M sta+thp-2M sta+thp-populate-2M
              malloc mimalloc-dlopen pmr-unsync-pool pmr-monotonic foonathan-pool
              foonathan-stack boost-pool)
 for i in 1 2 3 4 5; do
@@ -168,8 +171,8 @@ for i in 1 2 3 4 5; do
 done
 
 say "scale: live set 10^3 .. 10^7 blocks (3 processes each)"
-scale_allocs=(sta-branch sta-table malloc mimalloc-dlopen pmr-unsync-pool foonathan-pool
-              boost-pool)
+scale_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table malloc mimalloc-dlopen
+              pmr-unsync-pool foonathan-pool boost-pool)
 for i in 1 2 3; do
     for a in "${scale_allocs[@]}"; do
         if available "$a"; then
@@ -182,6 +185,67 @@ for i in 1 2 3; do
     echo "  ... round $i of 3" >&2
 done
 
+say "phase change: 64 MiB in 16 B blocks, freed, then 64 MiB in 1 KiB (3 processes each)"
+phase_allocs=(sta-cursor sta-spans malloc mimalloc-dlopen)
+for i in 1 2 3; do
+    for a in "${phase_allocs[@]}"; do
+        if available "$a"; then
+            one_process "$out/phase.jsonl" "$out/phase.log" "" "$bin/process_benchmark" phase "$a"
+        fi
+    done
+    for p in "${preloads[@]}"; do
+        one_process "$out/phase.jsonl" "$out/phase.log" "$p" "$bin/process_benchmark" phase malloc
+    done
+done
+
+# Waves (issue 13): each workload W = 10 times in one process; processes interleaved.
+# Arguments chosen so one wave takes about 0.2-0.5 s here.
+wave_workloads=("lua tests/clients/lua/binary_trees.lua 13"
+                "lua tests/clients/lua/table_churn.lua 200"
+                "lua tests/clients/lua/string_building.lua 3000"
+                "tree 4096 12")
+wave_allocs=(sta-cursor sta-spans malloc mimalloc-dlopen)
+wave_processes=3
+say "waves: ${#wave_workloads[@]} workloads x 10 waves in one process, $wave_processes processes each"
+for i in $(seq "$wave_processes"); do
+    for w in "${wave_workloads[@]}"; do
+        read -r kind rest <<<"$w"
+        for a in "${wave_allocs[@]}"; do
+            if available "$a"; then
+                # shellcheck disable=SC2086 # the workload's arguments are words on purpose
+                one_process "$out/waves.jsonl" "$out/waves.log" "" "$bin/waves_benchmark" \
+                    "$kind" "$a" $rest 10
+            fi
+        done
+        if [[ -n "${preload[mimalloc]:-}" ]]; then
+            # shellcheck disable=SC2086
+            one_process "$out/waves.jsonl" "$out/waves.log" mimalloc "$bin/waves_benchmark" \
+                "$kind" malloc $rest 10
+        fi
+    done
+    echo "  ... round $i of $wave_processes" >&2
+done
+
+# Traversal (issue 13): whole processes, interleaved.
+traversal_runs=5
+traversal_args=()
+if ((quick)); then traversal_runs=3; traversal_args=(4 24); fi
+traversal_allocs=(sta-cursor sta-spans sta-spans+thp malloc mimalloc-dlopen)
+say "traversal: GUI-like tree walked between partial teardowns ($traversal_runs processes each)"
+for i in $(seq "$traversal_runs"); do
+    for a in "${traversal_allocs[@]}"; do
+        if available "$a"; then
+            one_process "$out/traversal.jsonl" "$out/traversal.log" "" \
+                "$bin/traversal_benchmark" "$a" "${traversal_args[@]}"
+        fi
+    done
+    for p in "${preloads[@]}"; do
+        one_process "$out/traversal.jsonl" "$out/traversal.log" "$p" \
+            "$bin/traversal_benchmark" malloc "${traversal_args[@]}"
+    done
+    echo "  ... round $i of $traversal_runs" >&2
+done
+
 if command -v valgrind >/dev/null; then
     say "instruction counts: callgrind"
     scripts/callgrind_counts.sh --build build/bench --out "$out/callgrind.csv" ||
@@ -192,6 +256,7 @@ fi
 
 # Programs others added to bench/CMakeLists.txt: run them and include their tables raw.
 known=" get_benchmark op_counts scenario_benchmark process_benchmark "
+known+="waves_benchmark traversal_benchmark "
 programs="$(sed -n 's/^[[:space:]]*sta_add_benchmark(\([A-Za-z0-9_]*\).*/\1/p' bench/CMakeLists.txt)"
 for prog in $programs; do
     [[ "$known" != *" $prog "* ]] || continue
@@ -205,7 +270,8 @@ done
 
 # Real programs (issue 8): their own runner, interleaved runs with an output oracle.
 say "real programs on the pool: Lua, SQLite, libxml2"
-if ! REBUILD=0 REPS="$reps" bench/clients/run_clients.sh "$PWD/build/bench" \
+if ! REBUILD=0 REPS="$reps" JSONL="$out/clients.jsonl" bench/clients/run_clients.sh \
+    "$PWD/build/bench" \
     >"$out/clients.md" 2>"$out/clients.log"; then
     tail -n 10 "$out/clients.log" >&2
     die "the client programs failed (see $out/clients.log)"

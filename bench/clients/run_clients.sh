@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Real programs on the pool: run the Lua, SQLite and libxml2 client programs on full
-# inputs with three allocators and print a Markdown table of medians and ratios.
+# inputs with four allocators and print a Markdown table of medians and ratios.
 #
 #   bench/clients/run_clients.sh [build-dir]      (default: build/clients-bench)
-#   REPS=5 (runs per allocator and workload), ONLY=<substring of a workload name>
+#   REPS=5 (runs per allocator and workload), ONLY=<substring of a workload name>,
+#   JSONL=<file>: also write the medians there, one JSON line per workload and allocator
+#   ({"workload", "allocator", "seconds", "maxrss_kib", "runs"}; scripts/report.py reads it)
 #
-# Allocators: pool (the client's pool mode), glibc (the library's default allocator),
-# mimalloc (the same default-allocator run with LD_PRELOAD=libmimalloc.so.2). The runs
-# are interleaved (pool, glibc, mimalloc, pool, ...) so that drift on a shared machine
-# hits all three alike. Every run's stdout must equal the glibc run's byte for byte
+# Allocators: pool (the client's pool mode, sta::memory_pool's default layout), spans
+# (the same program built with STA_POOL_SPANS=1: sta_<name>_client_spans), glibc (the
+# library's default allocator), mimalloc (the same default-allocator run with
+# LD_PRELOAD=libmimalloc.so.2). The runs are interleaved (pool, spans, glibc, mimalloc,
+# pool, ...) so that drift on a shared machine hits all of them alike. Every run's stdout must equal the glibc run's byte for byte
 # (the oracle); a difference is reported and makes the script fail.
 # Time: CPU seconds of each program's timed part; RSS: ru_maxrss of the process.
 # Exit status: 0 when every run succeeded and matched the oracle; any failure is named
@@ -20,11 +23,13 @@ build="${1:-$root/build/clients-bench}"
 reps="${REPS:-5}"
 only="${ONLY:-}"
 
-if [[ ! -x "$build/bench/sta_lua_client" || "${REBUILD:-1}" == 1 ]]; then
+jsonl="${JSONL:-}"
+programs=(sta_lua_client sta_sqlite_client sta_libxml2_client)
+programs+=("${programs[@]/%/_spans}")
+if [[ ! -x "$build/bench/sta_lua_client_spans" || "${REBUILD:-1}" == 1 ]]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_BENCH=ON \
         -DSTA_POOL_BUILD_TESTS=OFF -DSTA_POOL_BUILD_EXAMPLES=OFF >/dev/null
-    cmake --build "$build" --target sta_lua_client sta_sqlite_client sta_libxml2_client \
-        -j2 >/dev/null
+    cmake --build "$build" --target "${programs[@]}" -j2 >/dev/null
 fi
 bin="$build/bench"
 # (peer_library.sh says on stderr why when it is not installed)
@@ -59,7 +64,8 @@ run_one() { # workload-index allocator rep
     local index=$1 alloc=$2 rep=$3
     IFS='|' read -r name program args ignore <<<"${workloads[$index]}"
     local mode=--alloc=malloc preload=
-    [[ $alloc == pool ]] && mode=--alloc=pool
+    [[ $alloc == pool || $alloc == spans ]] && mode=--alloc=pool
+    [[ $alloc == spans ]] && program="${program}_spans"
     [[ $alloc == mimalloc ]] && preload="$mimalloc"
     local out="$work/out.$index.$alloc.$rep" err="$work/err.$index.$alloc.$rep"
     # shellcheck disable=SC2086 # the arguments are words on purpose
@@ -85,7 +91,7 @@ run_one() { # workload-index allocator rep
     printf '%s\t%s\t%s\t%s\n' "$index" "$alloc" "$seconds" "$rss" >>"$results"
 }
 
-allocators=(pool glibc)
+allocators=(pool spans glibc)
 if [[ -n "$mimalloc" ]]; then
     allocators+=(mimalloc)
 else
@@ -110,9 +116,9 @@ done
 
 names_file="$work/names"
 printf '%s\n' "${workloads[@]}" | cut -d'|' -f1 >"$names_file"
-python3 - "$results" "$names_file" "$reps" <<'EOF'
-import statistics, sys
-results, names_file, reps = sys.argv[1], sys.argv[2], sys.argv[3]
+python3 - "$results" "$names_file" "$reps" "$jsonl" <<'EOF'
+import json, statistics, sys
+results, names_file, reps, jsonl = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 names = open(names_file).read().splitlines()
 runs = {}
 for line in open(results):
@@ -130,19 +136,35 @@ if "mimalloc" not in {alloc for _, alloc in runs}:
 print(f"Medians of {reps} interleaved runs each; time = CPU seconds of the timed part; "
       "speed-up = other's time / pool's time (above 1: the pool is faster); "
       "RSS = peak resident set (ru_maxrss).\n")
-print("| workload | pool s | glibc s | mimalloc s | speed-up vs glibc | speed-up vs mimalloc "
-      "| pool RSS MiB | glibc RSS MiB | mimalloc RSS MiB | pool RSS / glibc |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("*pool* = sta::memory_pool's default layout, *spans* = the same program built with "
+      "STA_POOL_SPANS=1 (the span layout).\n")
+allocs = ("pool", "spans", "glibc", "mimalloc")
+print("| workload | pool s | spans s | glibc s | mimalloc s | pool vs glibc | pool vs mimalloc "
+      "| spans vs glibc | spans vs mimalloc | pool RSS MiB | spans RSS MiB | glibc RSS MiB "
+      "| mimalloc RSS MiB | pool RSS / glibc | spans RSS / glibc |")
+print("|---|" + "---:|" * 15)
+lines = []
 for index, name in enumerate(names):
     if (index, "pool") not in runs:
         continue
-    t = {a: med(index, a, 0) for a in ("pool", "glibc", "mimalloc")}
-    m = {a: med(index, a, 1) for a in ("pool", "glibc", "mimalloc")}
+    t = {a: med(index, a, 0) for a in allocs}
+    m = {a: med(index, a, 1) for a in allocs}
     mib = {a: None if m[a] is None else m[a] / 1024 for a in m}
-    print(f"| {name} | {fmt(t['pool'], '.3f')} | {fmt(t['glibc'], '.3f')} | "
-          f"{fmt(t['mimalloc'], '.3f')} | {fmt(ratio(t['glibc'], t['pool']), '.2f')}× | "
-          f"{fmt(ratio(t['mimalloc'], t['pool']), '.2f')}× | {fmt(mib['pool'], '.1f')} | "
-          f"{fmt(mib['glibc'], '.1f')} | {fmt(mib['mimalloc'], '.1f')} | "
-          f"{fmt(ratio(m['pool'], m['glibc']), '.2f')} |")
+    print(f"| {name} | {fmt(t['pool'], '.3f')} | {fmt(t['spans'], '.3f')} | "
+          f"{fmt(t['glibc'], '.3f')} | {fmt(t['mimalloc'], '.3f')} | "
+          f"{fmt(ratio(t['glibc'], t['pool']), '.2f')}× | "
+          f"{fmt(ratio(t['mimalloc'], t['pool']), '.2f')}× | "
+          f"{fmt(ratio(t['glibc'], t['spans']), '.2f')}× | "
+          f"{fmt(ratio(t['mimalloc'], t['spans']), '.2f')}× | {fmt(mib['pool'], '.1f')} | "
+          f"{fmt(mib['spans'], '.1f')} | {fmt(mib['glibc'], '.1f')} | "
+          f"{fmt(mib['mimalloc'], '.1f')} | {fmt(ratio(m['pool'], m['glibc']), '.2f')} | "
+          f"{fmt(ratio(m['spans'], m['glibc']), '.2f')} |")
+    for a in allocs:
+        if t[a] is not None:
+            lines.append(json.dumps({"workload": name, "allocator": a, "seconds": t[a],
+                                     "maxrss_kib": m[a], "runs": len(runs[(index, a)])}))
+if jsonl:
+    with open(jsonl, "w") as f:
+        f.write("".join(line + "\n" for line in lines))
 EOF
 exit "$failed"

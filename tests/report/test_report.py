@@ -11,6 +11,13 @@ met), mimalloc through operator new is its fastest balanced variant, jemalloc is
 fastest general-purpose peer on the fresh path, and the best peer at cold start is
 foonathan::memory_stack, not one of the pool's own `sta+...` experiments.
 
+Every pool row is there in both layouts (the seed's shared cursor: sta-branch,
+sta-table, sta-cursor, the clients' "pool"; spans: sta-spans-branch, sta-spans-table,
+sta-spans, the clients' "spans"), with figures chosen so that some verdicts differ
+between the layouts, and so that medians differ from means: the waves of sta-spans on
+binary_trees have process ratios 1.05, 1.3, 1.02 (median 1.05, met; the mean would
+miss), the phase change of sta-spans 65804, 90000, 66000 KiB (median 66000 KiB).
+
 Run: python3 -B -m unittest discover -s tests/report   (ctest: report_py_test)
 """
 import contextlib
@@ -42,12 +49,16 @@ def run_main(argv):
 class Judging(unittest.TestCase):
     def setUp(self):
         self.data = report.load(FIXTURE, SKIPS)
-        self.measures = report.build_measures(self.data)
-        self.verdicts = {v.target.id: v for v in report.judge(self.data, self.measures)}
+        self.by_layout = report.measures_by_layout(self.data)
+        self.measures = self.by_layout["shared_cursor"]
+        self.all_verdicts = report.judge(self.data, self.by_layout)
+        self.verdicts = {v.target.id: v for v in self.all_verdicts if v.layout == "shared_cursor"}
+        self.spans = {v.target.id: v for v in self.all_verdicts if v.layout == "spans"}
         self.rows = {m.id: figures for m, figures in report.main_rows(self.measures)}
 
-    def check(self, target, group, measure=None):
-        checks = [c for c in self.verdicts[target].checks if c.cond.group == group and
+    def check(self, target, group, measure=None, layout="shared_cursor"):
+        verdicts = self.verdicts if layout == "shared_cursor" else self.spans
+        checks = [c for c in verdicts[target].checks if c.cond.group == group and
                   (measure is None or c.cond.measure == measure)]
         self.assertEqual(len(checks), 1, (target, group))
         return checks[0]
@@ -55,6 +66,11 @@ class Judging(unittest.TestCase):
     def test_loading(self):
         d = self.data
         self.assertEqual(d.policy, "sta-branch")  # from get.json's context
+        self.assertEqual(d.layout, "shared_cursor")
+        self.assertEqual(d.row("spans"), "sta-spans-branch")
+        self.assertEqual(d.row("spans", "sta-table"), "sta-spans-table")
+        self.assertAlmostEqual(d.get[("sta-spans-branch", "pure_get", "ct", 32)], 2.5)
+        self.assertAlmostEqual(d.scenarios[("sta-spans-branch", "gui")], 900)
         # medians, not means; per op; manual time for fresh, CPU time for balanced
         self.assertAlmostEqual(d.get[("sta-branch", "fresh", "ct", 32)], 1.0)
         self.assertAlmostEqual(d.get[("sta-branch", "balanced", "rt", 32)], 1.9)
@@ -68,11 +84,54 @@ class Judging(unittest.TestCase):
         self.assertEqual(d.ir[("boost-pool", "balanced", "rt", 32)], 13.0)
 
     def test_verdicts(self):
-        self.assertEqual({k: v.ok for k, v in self.verdicts.items()}, {
-            "ct32_fresh": True, "ct32_pure_get": False, "ct32_balanced": False,
-            "rt32_fresh": True, "rt32_pure_get": False, "rt32_balanced": True,
-            "scenario_tree": True, "scenario_gui": False, "cold": False, "scale": False,
-            "memory": True})
+        common = {"ct32_fresh": True, "ct32_pure_get": False, "ct32_balanced": False,
+                  "rt32_fresh": True, "rt32_pure_get": False, "ct32_mi_fresh": True,
+                  "scenario_tree": True, "cold": False, "client_sqlite_sql_mix_20000_people": False}
+        self.assertEqual({k: v.ok for k, v in self.verdicts.items()}, dict(common, **{
+            "rt32_balanced": True, "ct32_mi_pure_get": False, "ct32_mi_balanced": True,
+            "scenario_gui": False, "scale": False, "memory": True, "traversal": False,
+            "phase": False, "bstr": True, "waves_lua_binary_trees_lua": False,
+            "waves_tree": True, "client_lua_binary_trees_15_gc_heavy": False}))
+        self.assertEqual({k: v.ok for k, v in self.spans.items()}, dict(common, **{
+            "rt32_balanced": False, "ct32_mi_pure_get": True, "ct32_mi_balanced": False,
+            "scenario_gui": True, "scale": True, "memory": False, "traversal": True,
+            "phase": True, "bstr": False, "waves_lua_binary_trees_lua": True,
+            "waves_tree": False, "client_lua_binary_trees_15_gc_heavy": True}))
+
+    def test_waves(self):
+        w = self.data.waves
+        self.assertEqual(set(k[1] for k in w), {"lua binary_trees.lua", "tree"})
+        spans = w[("sta-spans", "lua binary_trees.lua")]
+        self.assertEqual(spans.processes, 3)
+        self.assertAlmostEqual(spans.ratio, 1.05)  # the median of 1.05, 1.3, 1.02
+        self.assertAlmostEqual(spans.waves[0], 0.20)  # the median of 0.20, 0.21, 0.20
+        self.assertEqual(len(spans.waves), report.WAVES)
+        c = self.check("waves_lua_binary_trees_lua", "all", layout="spans")
+        self.assertAlmostEqual(c.value, 1.05)
+        self.assertEqual(c.figure.variant, "malloc")  # the flattest peer, shown beside
+        self.assertAlmostEqual(self.check("waves_tree", "all").value, 1.08)
+
+    def test_traversal_phase_bstr_clients(self):
+        self.assertEqual(self.data.traversal["sta-cursor"],
+                         report.Spread(1.38, 1.36, 1.50, 5))
+        c = self.check("traversal", "mimalloc")
+        self.assertEqual(c.figure.variant, "mimalloc")  # LD_PRELOAD beats dlopen here
+        self.assertAlmostEqual(c.value, 1.10 / 1.38)
+        self.assertAlmostEqual(self.check("traversal", "mimalloc", layout="spans").value,
+                               1.10 / 0.95)
+        self.assertAlmostEqual(self.check("phase", "all", layout="spans").value,
+                               66000 / 65536)  # the median of three processes
+        self.assertAlmostEqual(self.check("phase", "all").value, 131712 / 65536)
+        self.assertAlmostEqual(self.check("bstr", "original CComBSTR").value, 1.921e7 / 1.073e5)
+        self.assertAlmostEqual(self.check("bstr", "original CComBSTR", layout="spans").value,
+                               1.921e7 / 6.0e5)
+        lua = "client_lua_binary_trees_15_gc_heavy"
+        self.assertAlmostEqual(self.check(lua, "mimalloc").value, 0.962 / 1.078)
+        self.assertAlmostEqual(self.check(lua, "mimalloc", layout="spans").value, 0.962 / 0.90)
+        rss = self.check("client_sqlite_sql_mix_20000_people", "glibc",
+                         "client_rss/sqlite SQL mix, 20000 people", layout="spans")
+        self.assertAlmostEqual(rss.value, 26000 / 20000)
+        self.assertFalse(rss.ok)
 
     def test_each_verdict_is_taken_against_the_fastest_variant(self):
         expected = [  # target, group, measure, variant, ratio
@@ -120,12 +179,17 @@ class Judging(unittest.TestCase):
     def test_rendered_tables_agree(self):
         rows = report.main_rows(self.measures)
         main_md = report.render_main(self.data, rows)
-        targets_md = report.render_targets(list(self.verdicts.values()))
+        targets_md = report.render_targets(self.all_verdicts, "shared_cursor")
         gui_row = next(line for line in main_md.splitlines() if "scenario gui" in line)
         self.assertIn("mimalloc (dlopen) 1100 µs | 0.82×", gui_row)
+        self.assertIn("shared cursor (default): measured | verdict | spans: measured | verdict",
+                      targets_md)
         gui_target = next(line for line in targets_md.splitlines() if "scenario gui" in line)
         self.assertIn("0.82× vs mimalloc (dlopen)", gui_target)
-        self.assertTrue(gui_target.endswith("| **missed** |"))
+        # the shared cursor misses, spans meet it (1100 / 900)
+        self.assertIn("| **missed** | 2.78× vs std::allocator (glibc), 1.22× vs mimalloc (dlopen)",
+                      gui_target)
+        self.assertTrue(gui_target.endswith("| met |"))
 
 
 class Report(unittest.TestCase):
@@ -154,6 +218,9 @@ class Report(unittest.TestCase):
                         "### get, 32 B (ns per op)", "## Instructions per operation at 32 B",
                         "## Scenarios", "## Cold start", "## Scale", "### demo_benchmark",
                         "## Real programs on the pool", "lua binary_trees 15",
+                        "## Phase change", "## Waves", "### lua binary_trees.lua", "### tree",
+                        "## Traversal", "sta (spans, huge pages)",
+                        "### The pool, every dispatch × layout",
                         "## Under wine", "wine-8.0", "### COM object creation", "868.87"]:
             self.assertIn(heading, md)
         self.assertIn("Skipped under LD_PRELOAD: tcmalloc (libtcmalloc.so.4 is not installed)",
@@ -216,6 +283,54 @@ class Report(unittest.TestCase):
         status, _, err = self.run_report()
         self.assertEqual(status, 1)
         self.assertIn("scale.jsonl:", err)
+
+    def test_missing_layout_is_an_error(self):
+        path = os.path.join(self.results, "get.json")
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["context"]["sta_default_layout"]
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("sta_default_layout", err)
+
+    def remove_lines(self, name, needle):
+        path = os.path.join(self.results, name)
+        with open(path) as f:
+            lines = [line for line in f if needle not in line]
+        with open(path, "w") as f:
+            f.writelines(lines)
+
+    def test_missing_span_rows_are_an_error(self):
+        self.remove_lines("scale.jsonl", '"sta-spans-table"')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("scale (scale.jsonl): no rows of sta-spans-table", err)
+
+    def test_missing_wave_allocator_is_an_error(self):
+        self.remove_lines("waves.jsonl", '"workload": "tree", "alloc": "sta-spans"')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("waves tree (waves.jsonl): no rows of sta-spans", err)
+
+    def test_short_wave_process_is_an_error(self):
+        self.remove_lines("waves.jsonl", '"alloc": "malloc", "wave": 10,')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("waves.jsonl", err)
+
+    def test_each_new_section_is_required(self):
+        for name in ["waves.jsonl", "traversal.jsonl", "phase.jsonl", "clients.jsonl",
+                     "extra-bstr_benchmark.json"]:
+            with self.subTest(name=name):
+                path = os.path.join(self.results, name)
+                saved = path + ".saved"
+                os.rename(path, saved)
+                status, _, err = self.run_report()
+                os.rename(saved, path)
+                self.assertEqual(status, 1)
+                self.assertIn(name, err)
 
     def test_unknown_skip_key_is_an_error(self):
         status, _, err = self.run_report("--skip", "get=no reason")

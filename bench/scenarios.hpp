@@ -1,0 +1,177 @@
+// sta-pool benchmarks: the workloads more than one program runs — the nested-container
+// tree and the GUI scene of scenario_benchmark (waves_benchmark repeats the tree in
+// waves) — and the stateless std allocators over the pools and over mimalloc that
+// build them.
+//
+//   tree  map<string, vector<node>>, each node with a string name, a vector of values
+//         and a map<int, string> of attributes, the allocator at every level: built
+//         (`keys` keys of 16 nodes; 256 keys = about 4,100 nodes, 40,000 blocks),
+//         shaken `shakes` times (a quarter of the keys erased and as many new ones
+//         inserted, a quarter of the nodes' values regrown) and destroyed.
+//   gui   4,000 elements with a string name, a map of property values, a vector of
+//         event handlers (std::function) and a vector of children; built, its handlers
+//         invoked, then discarded.
+#pragma once
+
+#include "peers.hpp"
+
+#include <sta/allocator.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// ---------------------------------------------------------------------------------
+// Allocators: the pool in each layout, and mimalloc through dlopen.
+// ---------------------------------------------------------------------------------
+
+/// A std allocator over the pool of (Policy, Tag, Layout).
+template <class Policy, class Tag, class Layout>
+struct pool_allocator_of {
+    template <class T>
+    using type = sta::allocator_adapter<T, sta::basic_memory_pool<Policy, Tag, Layout>>;
+};
+
+/// A stateless std allocator over mimalloc reached through dlopen (mimalloc_dl_peer).
+/// Check mimalloc_dl_peer::available() before using it.
+template <class T>
+struct mimalloc_dl_allocator {
+    using value_type = T;
+    mimalloc_dl_allocator() noexcept = default;
+    template <class U>
+    mimalloc_dl_allocator(const mimalloc_dl_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        if (n > static_cast<std::size_t>(-1) / sizeof(T))
+            throw std::bad_array_new_length();
+        void* p = mimalloc_dl_peer::entries().malloc(n * sizeof(T));
+        if (p == nullptr)
+            throw std::bad_alloc();
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t) noexcept { mimalloc_dl_peer::entries().free(p); }
+    template <class U>
+    friend bool operator==(const mimalloc_dl_allocator&, const mimalloc_dl_allocator<U>&) noexcept {
+        return true;
+    }
+};
+
+// ---------------------------------------------------------------------------------
+// The tree.
+// ---------------------------------------------------------------------------------
+
+template <template <class> class Alloc>
+struct tree_types {
+    using string = std::basic_string<char, std::char_traits<char>, Alloc<char>>;
+    struct node {
+        string name;
+        std::vector<std::uint32_t, Alloc<std::uint32_t>> values;
+        std::map<int, string, std::less<int>, Alloc<std::pair<const int, string>>> attributes;
+    };
+    using nodes = std::vector<node, Alloc<node>>;
+    using tree = std::map<string, nodes, std::less<string>, Alloc<std::pair<const string, nodes>>>;
+};
+
+constexpr int tree_keys = 256;
+constexpr int nodes_per_key = 16;
+
+template <template <class> class Alloc>
+void fill_key(typename tree_types<Alloc>::tree& t, int key, std::uint32_t& seed) {
+    using types = tree_types<Alloc>;
+    typename types::string name("section/with/a/long/enough/path/");
+    name += std::to_string(key);
+    auto& nodes = t[name];
+    for (int i = 0; i < nodes_per_key; ++i) {
+        auto& n = nodes.emplace_back();
+        n.name = "node name beyond the small-string buffer #";
+        n.name += std::to_string(i);
+        seed = seed * 1664525u + 1013904223u;
+        const std::uint32_t values = 4 + (seed >> 28);
+        for (std::uint32_t v = 0; v < values; ++v)
+            n.values.push_back(v * seed);
+        for (int a = 0; a < 4; ++a)
+            n.attributes.emplace(a, a % 2 ? "short" : "an attribute value too long for SSO");
+    }
+}
+
+/// One round of the tree: build `keys` keys, shake `shakes` times, destroy.
+template <template <class> class Alloc>
+std::size_t tree_round(int keys = tree_keys, int shakes = 1) {
+    using types = tree_types<Alloc>;
+    std::uint32_t seed = 12345;
+    std::size_t checksum = 0;
+    {
+        typename types::tree t;
+        int next_key = 0;
+        for (; next_key < keys; ++next_key) // build
+            fill_key<Alloc>(t, next_key, seed);
+        for (int shake = 0; shake < shakes; ++shake) {
+            int k = 0; // erase a quarter of the keys, insert as many new ones
+            for (auto it = t.begin(); it != t.end(); ++k)
+                it = k % 4 == 0 ? t.erase(it) : std::next(it);
+            for (int n = 0; n < keys / 4; ++n)
+                fill_key<Alloc>(t, next_key++, seed);
+            for (auto& [name, nodes] : t) { // regrow a quarter of the value vectors
+                for (std::size_t i = 0; i < nodes.size(); i += 4)
+                    for (int v = 0; v < 24; ++v)
+                        nodes[i].values.push_back(static_cast<std::uint32_t>(v));
+                checksum += name.size() + nodes.size();
+            }
+        }
+        escape(t);
+    } // destroy
+    return checksum;
+}
+
+// ---------------------------------------------------------------------------------
+// The GUI scene (the idea of examples/gui_scene.cpp).
+// ---------------------------------------------------------------------------------
+
+template <template <class> class Alloc>
+struct scene_types {
+    using string = std::basic_string<char, std::char_traits<char>, Alloc<char>>;
+    struct element {
+        string name;
+        std::map<string, string, std::less<string>, Alloc<std::pair<const string, string>>>
+            properties;
+        std::vector<std::function<void(int)>, Alloc<std::function<void(int)>>> handlers;
+        std::vector<element*, Alloc<element*>> children;
+    };
+    using storage = std::vector<element, Alloc<element>>;
+};
+
+constexpr int scene_elements = 4000;
+
+template <template <class> class Alloc>
+std::size_t gui_round() {
+    using types = scene_types<Alloc>;
+    std::size_t checksum = 0;
+    typename types::storage scene;
+    scene.reserve(scene_elements);
+    for (int i = 0; i < scene_elements; ++i) {
+        auto& e = scene.emplace_back();
+        e.name = "element_";
+        e.name += std::to_string(i);
+        e.name.append(" of the main window");
+        e.properties.emplace("Width", std::to_string(100 + i % 300).c_str());
+        e.properties.emplace("Height", "32");
+        e.properties.emplace("Margin", "4,4,4,4");
+        e.properties.emplace("Background", "#FF202020");
+        e.properties.emplace("Content", e.name);
+        for (int h = 0; h < 1 + i % 3; ++h)
+            e.handlers.emplace_back(
+                [&checksum, i](int v) { checksum += static_cast<std::size_t>(v + i); });
+        if (i > 0)
+            scene[static_cast<std::size_t>((i - 1) / 4)].children.push_back(&e);
+    }
+    for (auto& e : scene)
+        for (auto& h : e.handlers)
+            h(static_cast<int>(e.children.size()));
+    return checksum + scene.size();
+}
+
+} // namespace bench
