@@ -65,9 +65,6 @@ GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::p
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
 SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + ["callgrind", "clients", "wine"]
-# Peers the waves run beside the pool ("malloc" = glibc; mimalloc twice: dlopen and
-# LD_PRELOAD).
-WAVE_PEERS = ["malloc", "mimalloc-dlopen", "mimalloc"]
 WAVES = 10  # waves per process; the target compares the last with the first
 PHASE_MIB = 64  # the phase change's bytes per phase
 BSTR_APPENDS = 10000  # the BSTR target's size (docs/bstr.md)

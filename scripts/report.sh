@@ -119,7 +119,7 @@ one_process() {
     echo "$lines" >>"$file"
 }
 
-say "get paths: every class, both dispatch variants, in-process peers"
+say "get paths: every class, both dispatch variants in both layouts, in-process peers"
 run_gb "$out/get.json" "$bin/get_benchmark"
 for p in "${preloads[@]}"; do
     say "get paths: $p (LD_PRELOAD)"
