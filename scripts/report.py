@@ -854,6 +854,8 @@ def why_ct32(data, v):
     text = (f"{pretty(v.row)} {fmt(boost.ours)} ns vs boost::pool {fmt(boost.value)} ns; "
             f"instructions per op {fmt(data.ir.get((v.row, pattern, 'ct', 32)), 1)} vs "
             f"{fmt(data.ir.get(('boost-pool', pattern, 'rt', 32)), 1)}.")
+    if v.layout != "shared_cursor":
+        return text + " The span layout's paths: see the instruction counts below."
     if pattern == "pure_get":
         return text + (
             " Every peer's state is escaped before its loop (issue 12), so each stores and "
@@ -886,13 +888,20 @@ def why_scenario(data, v):
 
 def why_cold(data, v):
     peer = v.checks[0].figure
+    if v.layout == "spans":
+        pre = data.cold.get("sta-spans+prefault")
+        return (f"page faults dominate: {fmt(data.cold_faults.get(v.row), 0)} minor faults for "
+                f"{fmt(peer.ours)} ns per block, the same first-touch cost every peer pays. The "
+                f"span layout with set_prefault(true) measured {fmt(pre)} ns per block "
+                f"({fx(ratio(peer.value, pre))} vs {pretty(peer.variant)}): see the cold-start "
+                "table.")
     pop = data.cold.get("sta+thp-populate-2M")
     return (f"page faults dominate: {fmt(data.cold_faults.get(v.row), 0)} minor faults "
             f"for {fmt(peer.ours)} ns per block with the default 1 MiB pages, the same "
             f"first-touch cost every peer pays. 2 MiB pages with MADV_HUGEPAGE + "
             f"MADV_POPULATE_WRITE measured {fmt(pop)} ns per block "
             f"({fx(ratio(peer.value, pop))} vs {pretty(peer.variant)}): see the cold-start "
-            "table; the pool would need a prefault option (its page source is internal).")
+            "table; this layout has no prefault option (the span layout has set_prefault).")
 
 
 def why_scale(data, v):
@@ -902,6 +911,10 @@ def why_scale(data, v):
 
 
 def why_memory(data, v):
+    if v.layout == "spans":
+        return ("the span layout takes 2 MiB segments and gives each class its own 64 KiB "
+                "spans; the small scenarios' peak is dominated by partly used spans (see the "
+                "RSS table).")
     return ("the pool takes 1 MiB pages and keeps freed blocks for reuse per class; the small "
             "scenarios' peak is dominated by whole pages (see the RSS table).")
 
@@ -921,10 +934,10 @@ def why_waves(data, v):
     w = data.waves.get((LAYOUT_ROWS[v.layout], workload))
     if w is None:
         return "no waves of the pool in this layout."
-    return (f"the pool's waves in {LAYOUT_TEXT[v.layout]} grow from {w.waves[0]:.3f} s to "
-            f"{w.waves[-1]:.3f} s (medians of {w.processes} processes; every wave in the waves "
-            "table); a wave's time that grows with the waves while the memory held stays the "
-            "same is the order of the free lists, not a leak.")
+    return (f"the pool's waves in {LAYOUT_TEXT[v.layout]}: wave 1 {w.waves[0]:.3f} s, wave "
+            f"{WAVES} {w.waves[-1]:.3f} s (medians of {w.processes} processes; every wave in the "
+            "waves table, beside the peers' on the same machine: compare their spread before "
+            "reading a trend).")
 
 
 def why_traversal(data, v):
