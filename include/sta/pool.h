@@ -9,26 +9,38 @@
  *     #define STA_POOL_C_IMPLEMENTATION
  *     #include "sta/pool.h"
  *
- * How a block finds its size: a header of STA_POOL_C_HEADER_BYTES bytes in front of
- * the pointer the caller gets holds the requested size (detail/c_heap.hpp draws it).
- * sta_free reads it and calls the pool's sized free, so the sized C++ path pays
- * nothing for this API. Memory cost: the header, and the class rounding of
- * (size + header): a 120-byte request takes a 128-byte block with the default 8-byte
- * header, a 128-byte request a 256-byte one. sta_good_size tells a caller that can use
- * spare room (SQLite's xRoundup) how much the block really holds.
+ * How a block finds its size depends on sta::memory_pool's layout
+ * (sta::layout::default_layout, chosen by STA_POOL_SPANS in detail/config.hpp); both
+ * heaps are drawn in detail/c_heap.hpp. Either way sta_free ends in the pool's sized
+ * free, so the sized C++ path pays nothing for this API.
  *
- * Alignment: STA_POOL_C_HEADER_BYTES (default 8). That covers every type of the
- * clients here (SQLite documents that 8 is enough); glibc's malloc gives 16, and a
- * program that needs 16 (long double, SSE types in malloc'd memory) builds every
- * translation unit with -DSTA_POOL_C_HEADER_BYTES=16, which costs a class step for
- * sizes just below a power of two (measured in docs/clients.md).
+ *   shared cursor (STA_POOL_SPANS=0, the default today): c_heap. A header of
+ *     STA_POOL_C_HEADER_BYTES bytes in front of the pointer holds the requested size.
+ *     Memory cost: the header, and the class rounding of (size + header): a 120-byte
+ *     request takes a 128-byte block with the default 8-byte header, a 128-byte
+ *     request a 256-byte one. Alignment: STA_POOL_C_HEADER_BYTES (default 8). That
+ *     covers every type of the clients here (SQLite documents that 8 is enough);
+ *     glibc's malloc gives 16, and a program that needs 16 (long double, SSE types in
+ *     malloc'd memory) builds every translation unit with -DSTA_POOL_C_HEADER_BYTES=16,
+ *     which costs a class step for sizes just below a power of two (measured in
+ *     docs/clients.md).
+ *   spans (STA_POOL_SPANS=1): c_span_heap. A block of up to 32 KiB has no header:
+ *     its span, found by masking the address, names its class, and the block is the
+ *     whole class of max(size, 16) (a 120- or 128-byte request takes 128 bytes).
+ *     Above 32 KiB a 16-byte header in front of the pointer holds the size, as above.
+ *     Alignment: 16, like glibc. STA_POOL_C_HEADER_BYTES plays no part.
+ *
+ * sta_good_size tells a caller that can use spare room (SQLite's xRoundup) how much
+ * the block really holds.
  *
  * The rules are the pool's: a block belongs to the pool's owner thread, the first
  * thread that called it (C++ or C); a checked build (STA_POOL_CHECKS, on unless NDEBUG)
- * reports a call from another thread, a double free, and a damaged header (the pool
- * sees a size mismatch) — the block it names is the header, p - STA_POOL_C_HEADER_BYTES.
+ * reports a call from another thread, a double free, and a pointer that is no live
+ * block. With the header (c_heap, and blocks above 32 KiB on spans) a damaged header
+ * shows as a size mismatch, and the block a report names is the header, p minus the
+ * header size; a pooled block on spans is named by p itself.
  *
- * Edge cases, all defined here:
+ * Edge cases, all defined here (both heaps):
  *   sta_malloc(0)            NULL (no block; C lets malloc(0) choose)
  *   sta_malloc(huge)         NULL and errno = ENOMEM, when size + header would exceed
  *                            PTRDIFF_MAX or the memory is not there
@@ -37,11 +49,16 @@
  *   sta_realloc(p, 0)        frees p and returns NULL (glibc's choice; C23 leaves it
  *                            undefined, so portable callers should not rely on it)
  *   sta_realloc failure      NULL, errno = ENOMEM, p unchanged and still owned
- *   sta_realloc shrink       never moves and never fails while the old size is at most
- *                            32 KiB - header; from above that into the pool it moves
- *                            and can fail (then p is intact)
- *   sta_usable_size(p)       the size last requested for p (not the class: bytes
- *                            past it are poisoned under ASan); 0 for NULL
+ *   sta_realloc shrink       never fails while the old block is pooled (at most
+ *                            32 KiB - header; 32 KiB on spans); from above that into
+ *                            the pool it moves and can fail (then p is intact).
+ *                            Header: a shrink in the pool never moves. Spans: a
+ *                            shrink within the class keeps p, one to a smaller class
+ *                            moves, or keeps p in its class when no memory is left
+ *   sta_usable_size(p)       header: the size last requested for p (bytes past it
+ *                            are poisoned under ASan); spans: the class bytes of a
+ *                            pooled block, all of them the caller's, and the size
+ *                            last requested above 32 KiB; 0 for NULL
  *   sta_good_size(n)         the largest size whose block costs what n's does; n
  *                            itself above the pool's classes (and for 0)
  */
