@@ -52,30 +52,41 @@ TYPED_TEST(SpanLayout, EachClassBumpsInItsOwnSpan) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
-// Guards the free path: a freed block goes to its span's list, not to the class, and
-// the class does not take it back while its span still has a bump range.
-TYPED_TEST(SpanLayout, FreedBlocksWaitInTheirSpanWhileItBumps) {
+// Guards the free path: a freed block of the class's current span goes on the class's
+// list and comes back first (LIFO, the warmest block); a block of a retired span goes
+// to that span's own list and waits there while the class has other blocks.
+TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     FRESH_POOL;
     void* a = pool::alloc(48);
     void* b = pool::alloc(48);
     pool::free(a, 48);
-    EXPECT_EQ(span_of(a)->free, a);
-    EXPECT_EQ(pool::detail_state().heads[26], nullptr);
+    EXPECT_EQ(pool::detail_state().heads[26], a);
+    EXPECT_EQ(span_of(a)->free, nullptr);
+    EXPECT_EQ(pool::alloc(64), a);
+    std::vector<void*> rest = fill_one_span<pool>(64); // b's span is spent, then another
+    const auto* old_span = span_of(b);
+    ASSERT_NE(span_of(rest.back()), old_span);
+    pool::free(b, 48); // b's span is no longer current
+    EXPECT_EQ(old_span->free, b);
     auto* c = static_cast<std::byte*>(pool::alloc(64));
-    EXPECT_EQ(c, static_cast<std::byte*>(b) + 64); // bumped, not a
-    EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{b, 48}, {c, 64}}), "");
+    EXPECT_NE(static_cast<void*>(c), b); // bumped in the current span, not b
+    std::vector<held_block> held{{a, 64}, {c, 64}};
+    for (void* p : rest)
+        held.push_back({p, 64});
+    EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
-// Guards the choice of the next span: an exhausted span with less than a quarter free
+// Guards the choice of the next span: a spent span with less than a quarter free
 // sleeps (the class takes a clean span); once a quarter is free it is partial, and the
 // class takes it back when its current span runs out.
 TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
     FRESH_POOL;
     std::vector<void*> first = fill_one_span<pool>(64);
     const auto* sp = span_of(first.front());
-    pool::free(first[5], 64); // one free block: not worth taking
-    void* next = pool::alloc(64);
+    void* next = pool::alloc(64); // the span is spent: it sleeps, the class moves on
     EXPECT_NE(span_of(next), sp);
+    EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
+    pool::free(first[5], 64); // one free block: not worth taking
     EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
     const std::uint32_t quarter = sta::detail::reuse_threshold(sp->capacity);
     for (std::uint32_t i = 1; i < quarter; ++i)

@@ -11,10 +11,10 @@
 //                                  |
 //   get<N>, finding its list empty, points the slot at bump<N>; bump<N>, finding its
 //   range exhausted, asks the layout to refill, and points the slot at get<N> when the
-//   refill gave the class a list. In the shared-cursor layout put<N> feeds the class's
-//   list, so it points the slot at get<N> too; in the span layout a free goes to the
-//   block's span, and the slot flips only between "pop the current span's list" and
-//   "bump in the current span".
+//   refill gave the class a list. put<N> points the slot at get<N> when the class's list
+//   is not empty after the free: always in the shared-cursor layout; in the span layout
+//   when the block was of the current span (others go to their own span), so the slot
+//   flips between "pop the current span's list" and "bump in the current span".
 //
 // "Is the free list empty?" is asked only when the answer is likely "no"; the rest
 // of the time the answer is encoded in the table itself.
@@ -134,7 +134,7 @@ class table_engine {
     template <std::uint32_t Slot>
     static void put(void* p, std::size_t) noexcept {
         core::release(Slot, p);
-        if constexpr (core::release_feeds_head)
+        if (core::release_feeds_head || core::head(Slot) != nullptr)
             set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
     }
 

@@ -31,8 +31,8 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
     { Core::cursor(slot) } -> std::same_as<std::byte*&>;
     { Core::end(slot) } -> std::same_as<std::byte*>;
     { Core::steps[slot] } -> std::convertible_to<std::size_t>;
-    // Free of a pooled block; release_feeds_head says whether it fills head(slot) (the
-    // table policy then points the slot at its list).
+    // Free of a pooled block; release_feeds_head says whether it always fills
+    // head(slot) (else the table policy looks whether it did, to point the slot at it).
     { Core::release(slot, p) } noexcept -> std::same_as<void>;
     requires std::same_as<decltype(Core::release_feeds_head), const bool>;
     // The slow path: head(slot) is empty and the bump range too short. A block, or

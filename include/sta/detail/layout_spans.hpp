@@ -12,8 +12,9 @@
 //   | live | free | live | head | head | live | bump range [cursor, end)     |   |
 //   +------+--+---+------+--+---+------+------+------------------------------+---+
 //             |             +-- heads[slot]: the class allocates from these first,
-//             |                 then from the bump range, both in this span only
-//             +-- span.free: blocks freed into the span since the class took its list
+//             |                 then from the bump range, both in this span only;
+//             |                 a block of this span freed now goes here (LIFO)
+//             +-- span.free: blocks freed into the span while it was not current
 //
 // A block finds its span, and so its class, by masking its address: the sized free
 // needs no lookup table and the C API needs no per-block header. Allocation stays in
@@ -35,10 +36,13 @@
 //      [begin, limit), begin = base + index * span_bytes (+ segment_meta_bytes for
 //      span 0). A clean span has slot 0 and capacity 0.
 //  S3  Every span has one role. clean: on the clean list. current: `current[slot]` of
-//      its class, on no list. partial: on `partial[slot]`. sleeping: on no list.
+//      its class, on no list, and current_base[slot] is its 64 KiB-aligned address (0
+//      when the class has no current span). partial: on `partial[slot]`. sleeping: on
+//      no list.
 //  S4  used = capacity - (blocks on span.free). For the current span the blocks of
 //      heads[slot] and of [cursors[slot], ends[slot]) count as used: the class holds
-//      them. So live blocks = used - (what the class holds).
+//      them (a block of the current span freed goes to heads[slot] and stays counted).
+//      So live blocks = used - (what the class holds).
 //  S5  heads[slot] holds only blocks of current[slot]; [cursors[slot], ends[slot])
 //      lies in it and ends at its limit; both are empty when there is no current span.
 //  S6  In every span, live blocks, span.free, and (current) the class's list and bump
@@ -128,6 +132,9 @@ struct span_state : pool_state {
     std::byte* cursors[slot_count] = {};
     std::byte* ends[slot_count] = {};
     span* current[slot_count] = {}; // S3
+    /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
+    /// "is this block of the current span?" is one xor and one shift, no header read.
+    std::uintptr_t current_base[slot_count] = {};
     span* partial[slot_count] = {}; // S3: doubly linked through next / prev
     span* clean = nullptr;          // S3: singly linked through next
     segment* segments = nullptr;    // S1
@@ -155,9 +162,19 @@ struct span_core {
         return out;
     }();
 
-    /// A freed block goes to its span, not to the class's list.
-    static constexpr bool release_feeds_head = false;
-    STA_FORCE_INLINE static void release(std::uint32_t, void* p) noexcept {
+    /// A freed block of the class's current span goes on the class's list (LIFO: the
+    /// warmest block comes back first; S4: it stays "used", held by the class). Any
+    /// other block goes to its own span's list. `slot` is the class the caller's size
+    /// names; a block kept in a larger class by a shrink is never its current span's.
+    static constexpr bool release_feeds_head = false; // only sometimes: see the table
+    STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
+        span_state& st = s();
+        if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0) {
+            hooks::store_link(p, st.heads[slot]);
+            hooks::block_pushed(p, class_bytes_of_slot(slot));
+            st.heads[slot] = static_cast<free_block*>(p);
+            return;
+        }
         span* const sp = span_of(p);
         hooks::store_link(p, sp->free);
         hooks::block_pushed(p, class_bytes_of_slot(sp->slot));
@@ -176,12 +193,12 @@ struct span_core {
                 return take_list(slot, cur);
             cur->role = span_role::sleeping;
             cur->wake_at = cur->capacity - reuse_threshold(cur->capacity);
-            st.current[slot] = nullptr; // S7 holds: freed < threshold, so used > wake_at
+            set_current(slot, nullptr); // S7 holds: freed < threshold, so used > wake_at
         }
         if (span* const sp = st.partial[slot]) {
             unlink_partial(sp);
             sp->role = span_role::current;
-            st.current[slot] = sp;
+            set_current(slot, sp);
             st.cursors[slot] = st.ends[slot] = span_limit(sp);
             return take_list(slot, sp);
         }
@@ -241,6 +258,13 @@ struct span_core {
         st.partial[sp->slot] = sp;
     }
 
+    static void set_current(std::uint32_t slot, span* sp) noexcept {
+        s().current[slot] = sp;
+        s().current_base[slot] =
+            sp == nullptr ? 0
+                          : reinterpret_cast<std::uintptr_t>(span_begin(sp)) & ~(span_bytes - 1);
+    }
+
     static void unlink_partial(span* sp) noexcept {
         span_state& st = s();
         if (sp->prev != nullptr)
@@ -276,7 +300,7 @@ struct span_core {
         sp->free = nullptr;
         sp->role = span_role::current;
         sp->next = sp->prev = nullptr;
-        st.current[slot] = sp;
+        set_current(slot, sp);
         st.heads[slot] = nullptr;
         st.cursors[slot] = span_begin(sp);
         st.ends[slot] = span_limit(sp);

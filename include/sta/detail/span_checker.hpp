@@ -62,6 +62,12 @@ std::string check_spans(std::span<const held_block> held) {
         if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] ||
                         s.cursors[slot] != s.ends[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
+        const std::uintptr_t base =
+            s.current[slot] == nullptr
+                ? 0
+                : reinterpret_cast<std::uintptr_t>(span_begin(s.current[slot])) & ~(span_bytes - 1);
+        if (s.current_base[slot] != base)
+            fail("S3: current_base[" + num(slot) + "] does not name the current span");
         if (const span* cur = s.current[slot]) {
             if (cur->role != span_role::current || cur->slot != slot)
                 fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
