@@ -376,8 +376,11 @@ struct bstr_functions {
         }
         std::byte* const block = detail::bstr_block_of(*pbstr);
         const std::size_t old_block = detail::bstr_block_bytes(detail::bstr_byte_len(*pbstr));
-        if (src == *pbstr)
-            src = nullptr; // the string itself: keep its content, as a NULL source does
+        // The string itself keeps its content, as a NULL source does. Compared as
+        // addresses: a pointer compare would let g++ -O3 carry "block is src" into the
+        // branch and warn that a literal source gets realloc'd (-Wfree-nonheap-object).
+        if (reinterpret_cast<std::uintptr_t>(src) == reinterpret_cast<std::uintptr_t>(*pbstr))
+            src = nullptr;
         else if (detail::points_into(src, block, old_block))
             return reallocate_from_inside(pbstr, static_cast<const std::byte*>(src), new_bytes);
         auto* moved = static_cast<std::byte*>(
