@@ -665,7 +665,7 @@ TYPED_TEST(CSpanHeap, DoubleFreeIsReported) {
             heap::free(p);
             heap::free(p);
         },
-        "double free: block (0x)?[0-9a-fA-F]+ is already on the free list of the 32 B class");
+        "double free: block .+ is already on the free list of the 32 B class");
 }
 
 // Guards a pointer into a block (not its start): the span gives it a class, but the
@@ -680,7 +680,7 @@ TYPED_TEST(CSpanHeap, InteriorPointerIsReported) {
             auto* p = static_cast<std::byte*>(heap::malloc(64));
             heap::free(p + 16);
         },
-        "foreign pointer: block (0x)?[0-9a-fA-F]+ lies in the pool's memory");
+        "foreign pointer: block .+ lies in the pool's memory");
 }
 
 // Guards the extern "C" functions on sta::memory_pool: the same contract as the heap.
