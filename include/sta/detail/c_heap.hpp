@@ -46,6 +46,29 @@
 
 namespace sta::detail {
 
+/// The size a caller asked for, in the last 8 bytes of a `Header`-byte header in front
+/// of its pointer (both heaps' blocks above the pool's classes, c_heap's every block).
+template <std::size_t Header>
+struct size_header {
+    static std::byte* block_of(void* p) noexcept { return static_cast<std::byte*>(p) - Header; }
+    static std::size_t size_of(const void* p) noexcept {
+        std::size_t bytes;
+        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
+        return bytes;
+    }
+    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
+        std::byte* const p = block + Header;
+        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
+        return p;
+    }
+};
+
+/// malloc's failure: NULL with errno = ENOMEM.
+inline void* c_out_of_memory() noexcept {
+    errno = ENOMEM;
+    return nullptr;
+}
+
 template <class Pool, std::size_t Header>
 struct c_heap {
     static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
@@ -97,21 +120,13 @@ struct c_heap {
     }
 
   private:
-    static std::byte* block_of(void* p) noexcept { return static_cast<std::byte*>(p) - Header; }
-    static std::size_t size_of(const void* p) noexcept {
-        std::size_t bytes;
-        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
-        return bytes;
-    }
+    using header = size_header<Header>;
+    static std::byte* block_of(void* p) noexcept { return header::block_of(p); }
+    static std::size_t size_of(const void* p) noexcept { return header::size_of(p); }
     static void* with_header(std::byte* block, std::size_t bytes) noexcept {
-        std::byte* const p = block + Header;
-        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
-        return p;
+        return header::with_header(block, bytes);
     }
-    static void* out_of_memory() noexcept {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    static void* out_of_memory() noexcept { return c_out_of_memory(); }
 };
 
 template <class Pool>
@@ -192,23 +207,13 @@ struct c_span_heap {
     static std::size_t class_bytes_of(const void* p) noexcept {
         return class_bytes_of_slot(span_of(p)->slot);
     }
-    static std::byte* block_of(void* p) noexcept {
-        return static_cast<std::byte*>(p) - header_bytes;
-    }
-    static std::size_t size_of(const void* p) noexcept {
-        std::size_t bytes;
-        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
-        return bytes;
-    }
+    using header = size_header<header_bytes>;
+    static std::byte* block_of(void* p) noexcept { return header::block_of(p); }
+    static std::size_t size_of(const void* p) noexcept { return header::size_of(p); }
     static void* with_header(std::byte* block, std::size_t bytes) noexcept {
-        std::byte* const p = block + header_bytes;
-        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
-        return p;
+        return header::with_header(block, bytes);
     }
-    static void* out_of_memory() noexcept {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    static void* out_of_memory() noexcept { return c_out_of_memory(); }
 };
 
 } // namespace sta::detail
