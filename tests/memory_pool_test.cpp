@@ -258,7 +258,6 @@ TYPED_TEST(MemoryPool, CheckerNoticesALostBlock) {
     EXPECT_NE(check_accounting<pool>(std::vector<held_block>{{a, 64}, {b, 64}, {a, 64}}), "");
 }
 
-
 // ---- the shared-cursor layout (the seed's): one cursor, LIFO lists, carving ----
 
 // Guards the bump path: blocks taken from a fresh page must follow each other, the

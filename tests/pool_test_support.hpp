@@ -42,7 +42,8 @@ constexpr bool is_spans = std::is_same_v<typename V::layout, sta::layout::spans>
 struct variant_names {
     template <class T>
     static std::string GetName(int) {
-        const bool table = std::is_same_v<typename T::dispatch, sta::dispatch::self_rewriting_table>;
+        const bool table =
+            std::is_same_v<typename T::dispatch, sta::dispatch::self_rewriting_table>;
         return std::string(table ? "table" : "branch") + "_" + T::layout::name;
     }
 };

@@ -1,9 +1,9 @@
 // The backbone: a seeded random walk of alloc / free / realloc over all sizes, on
-// every variant (dispatch x layout), in waves and phases of different sizes. Every block is filled with a pattern of its own and
-// verified before it is freed and after every realloc; live blocks must never
-// overlap and must be aligned; the accounting checker runs along the way and at the
-// end. STA_WALK_STEPS in the environment changes the length (valgrind runs use
-// fewer steps); the default is 1,000,000 per variant.
+// every variant (dispatch x layout), in waves and phases of different sizes. Every block is filled
+// with a pattern of its own and verified before it is freed and after every realloc; live blocks
+// must never overlap and must be aligned; the accounting checker runs along the way and at the end.
+// STA_WALK_STEPS in the environment changes the length (valgrind runs use fewer steps); the default
+// is 1,000,000 per variant.
 #include "pool_test_support.hpp"
 
 #include <cstdlib>

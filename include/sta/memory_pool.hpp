@@ -209,24 +209,18 @@ class basic_memory_pool {
 
     /// Span layout: back new segments with transparent huge pages (Linux
     /// MADV_HUGEPAGE; nothing elsewhere). Segments already mapped keep what they have.
-    static void set_huge_pages(bool on) noexcept
-        requires std::is_same_v<Layout, layout::spans>
-    {
+    static void set_huge_pages(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
         detail::check_owner(engine::state(), engine::name);
         engine::state().huge_pages = on;
     }
     /// Span layout: fill in a new segment's pages when it is mapped, so that first use
     /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).
-    static void set_prefault(bool on) noexcept
-        requires std::is_same_v<Layout, layout::spans>
-    {
+    static void set_prefault(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
         detail::check_owner(engine::state(), engine::name);
         engine::state().prefault = on;
     }
 
-    static std::size_t page_bytes() noexcept {
-        return engine::state().page_bytes;
-    }
+    static std::size_t page_bytes() noexcept { return engine::state().page_bytes; }
 
     /// What the pool holds now. Walks the free lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {

@@ -15,7 +15,7 @@ using sta::detail::held_block;
 
 #define FRESH_HOST                                                                                 \
     struct tag {};                                                                                 \
-    using pool = fresh_pool<default_variant, tag>;                                                  \
+    using pool = fresh_pool<default_variant, tag>;                                                 \
     using host_type = sta_clients::lua_pool_host<pool>;                                            \
     host_type host;                                                                                \
     [[maybe_unused]] auto lua_alloc = [&host](void* p, std::size_t osize, std::size_t nsize) {     \

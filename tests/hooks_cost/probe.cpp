@@ -3,8 +3,8 @@
 // compares the machine code of the two objects, which must be identical.
 #include <sta/memory_pool.hpp>
 
-using table_pool = sta::basic_memory_pool<sta::dispatch::self_rewriting_table, void,
-                                          sta::layout::shared_cursor>;
+using table_pool =
+    sta::basic_memory_pool<sta::dispatch::self_rewriting_table, void, sta::layout::shared_cursor>;
 using branch_pool =
     sta::basic_memory_pool<sta::dispatch::inline_branch, void, sta::layout::shared_cursor>;
 using table_spans_pool =

@@ -97,13 +97,11 @@ void checked_live(pool_state& s, const char* pool_name, const void* p, std::size
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it was allocated with " + std::to_string(it->second) +
                                 " bytes");
-    if (is_pooled_size(bytes) &&
-        class_bytes_of_size(bytes) > Core::class_bytes_of_block(p, bytes))
+    if (is_pooled_size(bytes) && class_bytes_of_size(bytes) > Core::class_bytes_of_block(p, bytes))
         report_block_misuse(pool_name, "size mismatch", p,
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it lies in a block of the " +
-                                std::to_string(Core::class_bytes_of_block(p, bytes)) +
-                                " B class");
+                                std::to_string(Core::class_bytes_of_block(p, bytes)) + " B class");
 }
 
 /// A live block is freed: forget it and fill it.

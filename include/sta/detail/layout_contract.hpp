@@ -33,19 +33,26 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
     { Core::steps[slot] } -> std::convertible_to<std::size_t>;
     // Free of a pooled block; release_feeds_head says whether it always fills
     // head(slot) (else the table policy looks whether it did, to point the slot at it).
-    { Core::release(slot, p) } noexcept -> std::same_as<void>;
+    { Core::release(slot, p) }
+    noexcept->std::same_as<void>;
     requires std::same_as<decltype(Core::release_feeds_head), const bool>;
     // The slow path: head(slot) is empty and the bump range too short. A block, or
     // nullptr when the OS refuses.
-    { Core::refill(slot) } noexcept -> std::same_as<void*>;
+    { Core::refill(slot) }
+    noexcept->std::same_as<void*>;
     // realloc between two classes without moving, if the layout can.
-    { Core::resize_in_place(block, bytes, bytes) } noexcept -> std::same_as<bool>;
+    { Core::resize_in_place(block, bytes, bytes) }
+    noexcept->std::same_as<bool>;
     // The class a live pooled block really has (a sized free names one).
-    { Core::class_bytes_of_block(cp, bytes) } noexcept -> std::same_as<std::size_t>;
+    { Core::class_bytes_of_block(cp, bytes) }
+    noexcept->std::same_as<std::size_t>;
     // Derived statistics, and what a checked-build report says about a bad pointer.
-    { Core::add_stats(stats) } noexcept -> std::same_as<void>;
-    { Core::free_list_class_of(cp) } noexcept -> std::same_as<std::size_t>;
-    { Core::offset_in_memory(cp) } noexcept -> std::same_as<std::ptrdiff_t>;
+    { Core::add_stats(stats) }
+    noexcept->std::same_as<void>;
+    { Core::free_list_class_of(cp) }
+    noexcept->std::same_as<std::size_t>;
+    { Core::offset_in_memory(cp) }
+    noexcept->std::same_as<std::ptrdiff_t>;
 };
 
 /// A layout policy: its state (constant-initialisable, never destroyed) and its core.
@@ -53,18 +60,23 @@ template <class Layout>
 concept pool_layout = requires {
     typename Layout::state;
     { Layout::name } -> std::convertible_to<const char*>;
-} && std::derived_from<typename Layout::state, pool_state> &&
-                      std::is_trivially_destructible_v<typename Layout::state>;
+}
+&&std::derived_from<typename Layout::state, pool_state>&&
+    std::is_trivially_destructible_v<typename Layout::state>;
 
 /// What basic_memory_pool needs of a dispatch engine.
 template <class Engine>
 concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
     { Engine::name } -> std::convertible_to<const char*>;
     requires std::derived_from<std::remove_reference_t<decltype(Engine::state())>, pool_state>;
-    { Engine::alloc(bytes) } noexcept -> std::same_as<void*>;
-    { Engine::free(p, bytes) } noexcept -> std::same_as<void>;
-    { Engine::push(slot, p) } noexcept -> std::same_as<void>;
-    { Engine::slot_serves_list(slot) } noexcept -> std::same_as<bool>;
+    { Engine::alloc(bytes) }
+    noexcept->std::same_as<void*>;
+    { Engine::free(p, bytes) }
+    noexcept->std::same_as<void>;
+    { Engine::push(slot, p) }
+    noexcept->std::same_as<void>;
+    { Engine::slot_serves_list(slot) }
+    noexcept->std::same_as<bool>;
     requires layout_core<typename Engine::core>;
 };
 

@@ -75,11 +75,11 @@ inline constexpr std::size_t segment_meta_bytes = 4096;
 enum class span_role : std::uint8_t { clean, current, partial, sleeping };
 
 struct alignas(64) span {
-    free_block* free = nullptr; // S4: blocks freed into the span, LIFO
-    std::uint32_t used = 0;     // S4
-    std::uint32_t wake_at = 0;  // S7: a free that brings `used` here takes the slow path
-    std::uint32_t capacity = 0; // S2: blocks of the class in the span
-    std::uint8_t slot = 0;      // S2: the class's canonical slot; 0 when clean
+    free_block* free = nullptr;        // S4: blocks freed into the span, LIFO
+    std::uint32_t used = 0;            // S4
+    std::uint32_t wake_at = 0;         // S7: a free that brings `used` here takes the slow path
+    std::uint32_t capacity = 0;        // S2: blocks of the class in the span
+    std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
     span_role role = span_role::clean; // S3
     span* next = nullptr;              // S3: the clean list or the class's partial list
     span* prev = nullptr;              // the partial list only
@@ -135,9 +135,9 @@ struct span_state : pool_state {
     /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
     /// "is this block of the current span?" is one xor and one shift, no header read.
     std::uintptr_t current_base[slot_count] = {};
-    span* partial[slot_count] = {}; // S3: doubly linked through next / prev
-    span* clean = nullptr;          // S3: singly linked through next
-    segment* segments = nullptr;    // S1
+    span* partial[slot_count] = {};             // S3: doubly linked through next / prev
+    span* clean = nullptr;                      // S3: singly linked through next
+    segment* segments = nullptr;                // S1
     bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
     bool prefault = STA_POOL_PREFAULT != 0;
 };

@@ -15,8 +15,8 @@
 
 #include "sta/detail/config.hpp"
 #include "sta/detail/size_class.hpp"
-#include "sta/detail/windows.hpp"
 #include "sta/detail/tlsf_heap.hpp"
+#include "sta/detail/windows.hpp"
 
 #include <cstddef>
 #include <cstdint>

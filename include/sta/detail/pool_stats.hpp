@@ -20,7 +20,7 @@ struct class_stats {
 
 struct pool_stats {
     std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
-    std::size_t page_bytes = 0;     ///< the unit of pages_mapped
+    std::size_t page_bytes = 0;                             ///< the unit of pages_mapped
     std::size_t pages_mapped = 0;   ///< OS mappings: pages (shared cursor), segments (spans)
     std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
     std::size_t bytes_free = 0;     ///< free lists + unused bump ranges + clean spans

@@ -47,8 +47,7 @@ std::string check_spans(std::span<const held_block> held) {
             spans.push_back(&sp);
     }
     if (segments != s.pages_mapped)
-        fail("S1: " + num(segments) + " segments listed, pages_mapped says " +
-             num(s.pages_mapped));
+        fail("S1: " + num(segments) + " segments listed, pages_mapped says " + num(s.pages_mapped));
 
     // S3: the lists name the roles.
     std::size_t on_clean = 0, clean = 0;
@@ -133,8 +132,7 @@ std::string check_spans(std::span<const held_block> held) {
             const auto c = reinterpret_cast<std::uintptr_t>(s.cursors[slot]);
             const auto e = reinterpret_cast<std::uintptr_t>(s.ends[slot]);
             if (e != reinterpret_cast<std::uintptr_t>(span_limit(sp)) || c > e ||
-                c < reinterpret_cast<std::uintptr_t>(span_begin(sp)) ||
-                (e - c) % bytes != 0)
+                c < reinterpret_cast<std::uintptr_t>(span_begin(sp)) || (e - c) % bytes != 0)
                 fail("S5: the bump range of slot " + num(slot) + " is not a tail of its span");
             else if (c < e)
                 pieces.push_back({c, e, "bump range"});
@@ -187,9 +185,8 @@ std::string check_spans(std::span<const held_block> held) {
     for (const span* sp : spans)
         if (sp->role != span_role::clean)
             serving.push_back(sp);
-    std::sort(serving.begin(), serving.end(), [](const span* x, const span* y) {
-        return span_begin(x) < span_begin(y);
-    });
+    std::sort(serving.begin(), serving.end(),
+              [](const span* x, const span* y) { return span_begin(x) < span_begin(y); });
     std::size_t i = 0;
     for (const span* sp : serving) {
         const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
