@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sta::detail {
@@ -29,11 +30,7 @@ std::string check_shared_cursor(std::span<const held_block> held) {
     auto fail = [&report](const std::string& what) { report.fail(what); };
     const auto hex = &checker_report::hex;
 
-    struct range {
-        std::uintptr_t begin, end;
-        const char* what;
-    };
-    std::vector<range> pages, pieces;
+    std::vector<checked_range> pages, pieces;
 
     // I1: the page list.
     std::size_t page_count = 0;
@@ -100,34 +97,7 @@ std::string check_shared_cursor(std::span<const held_block> held) {
     }
 
     // I5: the pieces tile the pages.
-    auto by_begin = [](const range& x, const range& y) { return x.begin < y.begin; };
-    std::sort(pages.begin(), pages.end(), by_begin);
-    std::sort(pieces.begin(), pieces.end(), by_begin);
-    std::size_t i = 0;
-    for (const range& page : pages) {
-        for (; i < pieces.size() && pieces[i].begin < page.begin; ++i)
-            fail(std::string("I5: a ") + pieces[i].what + " at " +
-                 hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
-        std::uintptr_t expected = page.begin;
-        for (; i < pieces.size() && pieces[i].begin < page.end; ++i) {
-            if (pieces[i].begin != expected) {
-                fail(std::string("I5: ") +
-                     (pieces[i].begin < expected
-                          ? "overlap"
-                          : "a gap of " + std::to_string(pieces[i].begin - expected) + " bytes") +
-                     " before a " + pieces[i].what + " at " +
-                     hex(reinterpret_cast<const void*>(pieces[i].begin)));
-            }
-            expected = std::max(expected, pieces[i].end);
-        }
-        if (expected != page.end)
-            fail("I5: page " + hex(reinterpret_cast<const void*>(page.begin)) +
-                 " is not covered to its end (" + std::to_string(page.end - expected) +
-                 " bytes unaccounted for or overrun)");
-    }
-    for (; i < pieces.size(); ++i)
-        fail(std::string("I5: a ") + pieces[i].what + " at " +
-             hex(reinterpret_cast<const void*>(pieces[i].begin)) + " lies outside every page");
+    check_tiling(report, "I5", std::move(pages), std::move(pieces));
     return report.finish();
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sta::detail {
@@ -27,11 +28,7 @@ std::string check_spans(std::span<const held_block> held) {
     const auto hex = &checker_report::hex;
     const auto num = [](auto n) { return std::to_string(n); };
 
-    struct piece {
-        std::uintptr_t begin, end;
-        const char* what;
-    };
-    std::vector<piece> pieces;
+    std::vector<checked_range> pieces;
     std::vector<const span*> spans;
 
     // S1: the segments.
@@ -179,41 +176,12 @@ std::string check_spans(std::span<const held_block> held) {
     }
 
     // S6: the pieces tile each serving span.
-    auto by_begin = [](const piece& x, const piece& y) { return x.begin < y.begin; };
-    std::sort(pieces.begin(), pieces.end(), by_begin);
-    std::vector<const span*> serving;
+    std::vector<checked_range> serving;
     for (const span* sp : spans)
         if (sp->role != span_role::clean)
-            serving.push_back(sp);
-    std::sort(serving.begin(), serving.end(),
-              [](const span* x, const span* y) { return span_begin(x) < span_begin(y); });
-    std::size_t i = 0;
-    for (const span* sp : serving) {
-        const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
-        const auto limit = reinterpret_cast<std::uintptr_t>(span_limit(sp));
-        for (; i < pieces.size() && pieces[i].begin < begin; ++i)
-            fail(std::string("S6: a ") + pieces[i].what + " at " +
-                 hex(reinterpret_cast<const void*>(pieces[i].begin)) +
-                 " lies outside every serving span");
-        std::uintptr_t expected = begin;
-        for (; i < pieces.size() && pieces[i].begin < limit; ++i) {
-            if (pieces[i].begin != expected)
-                fail(std::string("S6: ") +
-                     (pieces[i].begin < expected
-                          ? "overlap"
-                          : "a gap of " + std::to_string(pieces[i].begin - expected) + " bytes") +
-                     " before a " + pieces[i].what + " at " +
-                     hex(reinterpret_cast<const void*>(pieces[i].begin)));
-            expected = std::max(expected, pieces[i].end);
-        }
-        if (expected != limit)
-            fail("S6: span " + hex(sp) + " is not covered to its limit (" +
-                 std::to_string(limit - std::min(limit, expected)) + " bytes unaccounted for)");
-    }
-    for (; i < pieces.size(); ++i)
-        fail(std::string("S6: a ") + pieces[i].what + " at " +
-             hex(reinterpret_cast<const void*>(pieces[i].begin)) +
-             " lies outside every serving span");
+            serving.push_back({reinterpret_cast<std::uintptr_t>(span_begin(sp)),
+                               reinterpret_cast<std::uintptr_t>(span_limit(sp)), "span"});
+    check_tiling(report, "S6", std::move(serving), std::move(pieces));
     return report.finish();
 }
 
