@@ -858,14 +858,12 @@ def why_ct32(data, v):
         return text + " The span layout's paths: see the instruction counts below."
     if pattern == "pure_get":
         return text + (
-            " Every peer's state is escaped before its loop (issue 12), so each stores and "
-            "reloads its list head around every call, as the pool does; that changed no measured "
-            "instruction. The gap is how the head is addressed: boost::pool's sits in a stack "
-            "slot (`[rsp+disp]`), the pool's is a global reached `[rip+disp]` (ct) or "
-            "`[base+index]` (rt), and on this machine's core a store-then-reload through those "
-            "two forms costs about 1.9x as much as through `[base+disp]` "
-            "(`bench/store_forwarding_probe.cpp`); with the pool's state reached through a "
-            "pointer register its pure get matched boost::pool in a scratch build. Details: "
+            " Every peer's state is escaped before its loop (issue 12). The pool reaches its "
+            "state through a base register (`through_register`), which on this machine's core "
+            "makes a store-then-reload of the head as cheap as boost::pool's stack slot; the "
+            "`rt` path still indexes the heads (`[base+index]`, about 1.9x per reload in "
+            "`bench/store_forwarding_probe.cpp`). What remains is noise and code placement. "
+            "Details: "
             "[dispatch.md](dispatch.md), \"The free-list floor (pure get)\".")
     return text + (
         " Where the instruction counts are equal or lower, the gap is timing noise and code "

@@ -26,7 +26,7 @@ class branch_engine {
     using state_type = typename Layout::state;
     using core = typename Layout::template core<branch_engine>;
 
-    static state_type& state() noexcept { return state_; }
+    STA_FORCE_INLINE static state_type& state() noexcept { return through_register(state_); }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;

@@ -45,7 +45,7 @@ class table_engine {
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
 
-    static state_type& state() noexcept { return state_; }
+    STA_FORCE_INLINE static state_type& state() noexcept { return through_register(state_); }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         return state_.alloc_table[slot_of(bytes)](bytes);
