@@ -97,11 +97,40 @@ TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
         held.push_back({pool::alloc(64), 64});
     void* back = pool::alloc(64);
     EXPECT_EQ(span_of(back), sp);
-    EXPECT_EQ(back, first[5 + 2 * (quarter - 1)]); // the last freed comes first
+    EXPECT_EQ(back, first[5]); // the lowest freed comes first, not the last freed
     held.push_back({back, 64});
     for (std::size_t i = 0; i < first.size(); ++i)
         if (i < 5 || i > 5 + 2 * (quarter - 1) || (i - 5) % 2 != 0)
             held.push_back({first[i], 64});
+    for (std::uint32_t i = 1; i < quarter; ++i) // the class holds the rest of them
+        held.push_back({pool::alloc(64), 64});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the order of a lived-in span: whatever order its blocks were freed in, a
+// partial span taken back by its class hands them out in ascending address order.
+TYPED_TEST(SpanLayout, APartialSpanHandsOutItsFreeBlocksInAscendingOrder) {
+    FRESH_POOL;
+    std::vector<void*> first = fill_one_span<pool>(16);
+    const auto* sp = span_of(first.front());
+    std::vector<held_block> held{{pool::alloc(16), 16}}; // `sp` is retired
+    std::vector<void*> freed;
+    for (std::size_t i = 0; i < first.size() / 2; ++i) // half of it, scrambled
+        freed.push_back(first[(i * 7919) % first.size()]);
+    for (void* p : freed)
+        pool::free(p, 16);
+    ASSERT_EQ(sp->role, sta::detail::span_role::partial);
+    for (std::uint32_t i = 1; i < span_of(held.front().p)->capacity; ++i)
+        held.push_back({pool::alloc(16), 16}); // spend the current span
+    std::sort(freed.begin(), freed.end());
+    for (std::size_t i = 0; i < freed.size(); ++i) {
+        void* p = pool::alloc(16);
+        EXPECT_EQ(p, freed[i]) << "block " << i;
+        held.push_back({p, 16});
+    }
+    for (void* p : first)
+        if (!std::binary_search(freed.begin(), freed.end(), p))
+            held.push_back({p, 16});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 

@@ -23,10 +23,12 @@
 // clean again: any class can take it, in bump (ascending address) order. When the
 // current span is exhausted the class takes, in this order: the span's own free
 // blocks if at least a quarter of it is free; else the most recently woken partial
-// span of the class; else a clean span; else a new segment. A span retired with less
-// than a quarter free sleeps until frees bring it there (its `wake_at`), so a span
-// with a few free slots is not taken again and again for a few blocks each time.
-// Segments are never returned to the OS.
+// span of the class; else a clean span; else a new segment. A span's free blocks
+// become the class's list in ascending address order (in_address_order), whatever
+// order they were freed in, so a heap that has lived still hands out neighbours. A span retired
+// with less than a quarter free sleeps until frees bring it there (its `wake_at`), so a span with a
+// few free slots is not taken again and again for a few blocks each time. Segments are never
+// returned to the OS.
 //
 // Invariants (check_spans in span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first, pages_mapped of them; each
@@ -59,6 +61,7 @@
 #include "sta/detail/segment_map.hpp"
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -224,11 +227,46 @@ struct span_core {
     /// The class takes the span's free blocks as its list (S4: they count as used).
     static void* take_list(std::uint32_t slot, span* sp) noexcept {
         span_state& st = s();
-        free_block* const block = sp->free;
+        free_block* const block = in_address_order(sp);
         sp->free = nullptr;
         sp->used = sp->capacity;
         st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
         return block;
+    }
+
+    /// The span's free list relinked in ascending address order, so that the class
+    /// hands its blocks out in the order a walk over them goes: one pass over the list
+    /// into a bitmap of the span's blocks, one pass over the bitmap. A span is taken
+    /// with at least a quarter of it free, so this costs a few instructions per block.
+    static free_block* in_address_order(span* sp) noexcept {
+        constexpr std::size_t max_words = span_bytes / min_class_bytes / 64;
+        const std::size_t used_words = (std::size_t{sp->capacity} + 63) / 64;
+        std::uint64_t bits[max_words];
+        for (std::size_t w = 0; w < used_words; ++w)
+            bits[w] = 0;
+        std::byte* const begin = span_begin(sp);
+        const unsigned shift =
+            static_cast<unsigned>(std::countr_zero(class_bytes_of_slot(sp->slot)));
+        for (void* b = sp->free; b != nullptr; b = hooks::load_link(b)) {
+            const std::size_t i =
+                static_cast<std::size_t>(static_cast<std::byte*>(b) - begin) >> shift;
+            bits[i / 64] |= std::uint64_t{1} << (i % 64);
+        }
+        void* head = nullptr;
+        void* last = nullptr;
+        for (std::size_t w = 0; w < used_words; ++w)
+            for (std::uint64_t m = bits[w]; m != 0; m &= m - 1) {
+                void* const b =
+                    begin + ((w * 64 + static_cast<std::size_t>(std::countr_zero(m))) << shift);
+                if (last != nullptr)
+                    hooks::store_link(last, b);
+                else
+                    head = b;
+                last = b;
+            }
+        if (last != nullptr)
+            hooks::store_link(last, nullptr);
+        return static_cast<free_block*>(head);
     }
 
     /// A free brought `used` to `wake_at`: the span empties, or wakes.
