@@ -424,18 +424,16 @@ def load_phase(path):
 
 
 # The client runner's allocator names -> the report's (the pool's by layout, the peers').
-CLIENT_NAMES = {"spans": "sta-spans", "glibc": "malloc", "mimalloc": "mimalloc"}
+CLIENT_NAMES = {"cursor": "sta-cursor", "spans": "sta-spans", "glibc": "malloc",
+                "mimalloc": "mimalloc"}
 
 
-def load_clients(path, layout):
+def load_clients(path):
     table = {}
     workloads = []
-    names = dict(CLIENT_NAMES, pool=LAYOUT_ROWS[layout])
     for r in read_lines(path):
         try:
-            alloc, workload = names[r["allocator"]], r["workload"]
-            if r["allocator"] == "pool" and layout == "spans":
-                continue  # the default build is the span build: its own row is "spans"
+            alloc, workload = CLIENT_NAMES[r["allocator"]], r["workload"]
             table[(alloc, workload)] = {"seconds": float(r["seconds"]),
                                         "maxrss_kib": float(r["maxrss_kib"])}
         except (KeyError, TypeError, ValueError):
@@ -483,7 +481,7 @@ def load(results, skips):
         for k, v in medians_.items():
             scale.setdefault(k, {})[field_name] = v
     clients, client_workloads = (({}, []) if "clients" in skips else
-                                 load_clients(path("clients.jsonl"), layout))
+                                 load_clients(path("clients.jsonl")))
     data = Results(
         policy=policy, layout=layout, get=get, scenarios=scenarios,
         rss_net={k: rss[k] - base[k] for k in rss},

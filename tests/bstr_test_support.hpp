@@ -1,9 +1,10 @@
 // Helpers shared by the BSTR tests: heaps that fail on demand and count what they do,
 // the two variants every test runs on, and a layout checker.
 //
-// The variants: "system" and "pool". On Linux "system" is bstr_heap::system (malloc)
-// and "pool" is bstr_heap::pool<test_pool>, both wrapped in a counting heap that can
-// refuse memory. On Windows "system" is oleaut32 (sta::oleaut32_bstr_functions): its
+// The variants: "system", "pool" and "pool_spans". On Linux "system" is
+// bstr_heap::system (malloc), "pool" is bstr_heap::pool<test_pool> (the shared-cursor
+// layout) and "pool_spans" the same over the span layout, all wrapped in a counting
+// heap that can refuse memory. On Windows "system" is oleaut32 (sta::oleaut32_bstr_functions): its
 // allocator can be neither counted nor made to fail, so tests that inject
 // out-of-memory skip it (GTEST_SKIP, see skip_unless_counted) and heap counts are only
 // checked where `counted<F>` holds; "pool" is the portable implementation, as on Linux.
@@ -65,18 +66,25 @@ struct counting_heap {
         ++frees, --live;
         Heap::free(p, bytes);
     }
-    static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
-        return Heap::shrinks_in_place(old_bytes, new_bytes);
+    static constexpr bool shrink_never_fails(std::size_t old_bytes,
+                                             std::size_t new_bytes) noexcept {
+        return Heap::shrink_never_fails(old_bytes, new_bytes);
     }
 };
 
 struct system_tag {};
 struct pool_tag {};
-/// The pool the pool-heap tests use: a tagged pool of its own.
-using test_pool = sta::basic_memory_pool<sta::dispatch::default_policy, pool_tag>;
+struct spans_pool_tag {};
+/// The pools the pool-heap tests use, one per layout: tagged pools of their own.
+using test_pool =
+    sta::basic_memory_pool<sta::dispatch::default_policy, pool_tag, sta::layout::shared_cursor>;
+using spans_test_pool =
+    sta::basic_memory_pool<sta::dispatch::default_policy, spans_pool_tag, sta::layout::spans>;
 
 using pool_heap = counting_heap<sta::bstr_heap::pool<test_pool>, pool_tag>;
 using pool_functions = sta::bstr_functions<pool_heap>;
+using spans_pool_heap = counting_heap<sta::bstr_heap::pool<spans_test_pool>, spans_pool_tag>;
+using spans_pool_functions = sta::bstr_functions<spans_pool_heap>;
 
 #if defined(_WIN32)
 /// Stands in for the heap of oleaut32's functions: nothing is counted and nothing can
@@ -116,14 +124,22 @@ inline constexpr bool counted = true;
 /// A string of OLECHARs (std::u16string on Linux, std::wstring on Windows).
 using ostring = std::basic_string<sta::OLECHAR>;
 
-using bstr_variants = ::testing::Types<system_functions, pool_functions>;
+using bstr_variants = ::testing::Types<system_functions, pool_functions, spans_pool_functions>;
 
 struct bstr_variant_names {
     template <class T>
     static std::string GetName(int) {
-        return std::is_same_v<T, system_functions> ? "system" : "pool";
+        return std::is_same_v<T, system_functions> ? "system"
+               : std::is_same_v<T, pool_functions> ? "pool"
+                                                   : "pool_spans";
     }
 };
+
+/// Does a shrink keep the string where it is? The system heap: always. The pool on the
+/// shared-cursor layout: within its classes; on spans: only within one class (a shrink
+/// into a smaller class moves the string there).
+template <class F>
+inline constexpr bool shrink_keeps_pointer = !std::is_same_v<F, spans_pool_functions>;
 
 /// A BSTR's alignment, as on Windows: the header before it is pointer-sized.
 inline constexpr std::size_t bstr_alignment = sizeof(void*);

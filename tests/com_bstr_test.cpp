@@ -190,7 +190,7 @@ TYPED_TEST(ComBstr, MoveTransfersOwnership) {
 }
 
 // Guards copy assignment: same contents, self-assignment harmless, NULL gives NULL,
-// and an assignment that fits reuses the block.
+// and an assignment that fits reuses the block where the heap's shrink keeps it.
 TYPED_TEST(ComBstr, CopyAssignment) {
     SETUP;
     S a(OL("a fairly long string"));
@@ -198,7 +198,9 @@ TYPED_TEST(ComBstr, CopyAssignment) {
     BSTR block = a.m_str;
     a = b;
     EXPECT_EQ(str(a), OL("short"));
-    EXPECT_EQ(a.m_str, block);
+    if constexpr (shrink_keeps_pointer<F>) {
+        EXPECT_EQ(a.m_str, block);
+    }
     S& alias = a;
     a = alias;
     EXPECT_EQ(str(a), OL("short"));
@@ -660,8 +662,8 @@ TYPED_TEST(ComBstr, PointerOperators) {
     EXPECT_EQ(F::SysStringLen(s), 9u);
 }
 
-// Guards the seed's SetLength: grows keeping the characters, shrinks in place, works
-// on NULL.
+// Guards the seed's SetLength: grows keeping the characters, shrinks (in place where
+// the heap keeps the pointer), works on NULL.
 TYPED_TEST(ComBstr, SetLength) {
     SETUP;
     S s(OL("keep this"));
@@ -670,7 +672,9 @@ TYPED_TEST(ComBstr, SetLength) {
     EXPECT_EQ(text(s.m_str, 9), OL("keep this"));
     BSTR grown = s.m_str;
     EXPECT_EQ(s.SetLength(4), S_OK);
-    EXPECT_EQ(s.m_str, grown);
+    if constexpr (shrink_keeps_pointer<F>) {
+        EXPECT_EQ(s.m_str, grown);
+    }
     EXPECT_EQ(str(s), OL("keep"));
     S n;
     EXPECT_EQ(n.SetLength(3), S_OK);

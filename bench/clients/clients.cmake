@@ -1,9 +1,10 @@
 # sta-pool clients (issue 8): the Lua, SQLite and libxml2 programs, run on the pool
 # or on the libraries' default allocator. Included by tests/clients (the correctness
 # tests run them on small inputs) and by bench (run_clients.sh, full inputs); the
-# targets are defined once either way. With STA_POOL_BUILD_BENCH each program is built
-# twice: sta_<name>_client on sta::memory_pool's default layout, sta_<name>_client_spans
-# with STA_POOL_SPANS=1 (the span layout), so run_clients.sh measures both side by side.
+# targets are defined once either way. With STA_POOL_BUILD_BENCH each program is also
+# built once per layout: sta_<name>_client_cursor with STA_POOL_SPANS=0 (the seed's
+# shared cursor) and sta_<name>_client_spans with STA_POOL_SPANS=1 (the span layout),
+# so run_clients.sh measures both side by side whichever is the default.
 if(TARGET sta_lua_client)
     return()
 endif()
@@ -23,7 +24,7 @@ target_link_libraries(sta_sqlite_client PRIVATE sta::pool sta_pool_warnings SQLi
 add_executable(sta_libxml2_client ${STA_CLIENTS_DIR}/libxml2_client.cpp)
 target_link_libraries(sta_libxml2_client PRIVATE sta::pool sta_pool_warnings LibXml2::LibXml2)
 
-# The span-layout builds: the same sources, STA_POOL_SPANS=1 (benchmark builds only; the
+# The per-layout builds: the same sources, STA_POOL_SPANS set (benchmark builds only; the
 # correctness tests run the default builds).
 if(NOT STA_POOL_BUILD_BENCH)
     return()
@@ -32,10 +33,17 @@ foreach(client lua sqlite libxml2)
     get_target_property(sources sta_${client}_client SOURCES)
     get_target_property(includes sta_${client}_client INCLUDE_DIRECTORIES)
     get_target_property(libraries sta_${client}_client LINK_LIBRARIES)
-    add_executable(sta_${client}_client_spans ${sources})
-    if(includes)
-        target_include_directories(sta_${client}_client_spans PRIVATE ${includes})
-    endif()
-    target_link_libraries(sta_${client}_client_spans PRIVATE ${libraries})
-    target_compile_definitions(sta_${client}_client_spans PRIVATE STA_POOL_SPANS=1)
+    foreach(layout cursor spans)
+        set(target sta_${client}_client_${layout})
+        add_executable(${target} ${sources})
+        if(includes)
+            target_include_directories(${target} PRIVATE ${includes})
+        endif()
+        target_link_libraries(${target} PRIVATE ${libraries})
+        if(layout STREQUAL "spans")
+            target_compile_definitions(${target} PRIVATE STA_POOL_SPANS=1)
+        else()
+            target_compile_definitions(${target} PRIVATE STA_POOL_SPANS=0)
+        endif()
+    endforeach()
 endforeach()

@@ -7,11 +7,12 @@
 #   JSONL=<file>: also write the medians there, one JSON line per workload and allocator
 #   ({"workload", "allocator", "seconds", "maxrss_kib", "runs"}; scripts/report.py reads it)
 #
-# Allocators: pool (the client's pool mode, sta::memory_pool's default layout), spans
-# (the same program built with STA_POOL_SPANS=1: sta_<name>_client_spans), glibc (the
+# Allocators: cursor and spans (the client's pool mode, built with STA_POOL_SPANS=0, the
+# seed's shared cursor: sta_<name>_client_cursor, and with STA_POOL_SPANS=1, the span
+# layout: sta_<name>_client_spans), glibc (the
 # library's default allocator), mimalloc (the same default-allocator run with
-# LD_PRELOAD=libmimalloc.so.2). The runs are interleaved (pool, spans, glibc, mimalloc,
-# pool, ...) so that drift on a shared machine hits all of them alike. Every run's stdout must equal the glibc run's byte for byte
+# LD_PRELOAD=libmimalloc.so.2). The runs are interleaved (cursor, spans, glibc, mimalloc,
+# cursor, ...) so that drift on a shared machine hits all of them alike. Every run's stdout must equal the glibc run's byte for byte
 # (the oracle); a difference is reported and makes the script fail.
 # Time: CPU seconds of each program's timed part; RSS: ru_maxrss of the process.
 # Exit status: 0 when every run succeeded and matched the oracle; any failure is named
@@ -24,9 +25,9 @@ reps="${REPS:-5}"
 only="${ONLY:-}"
 
 jsonl="${JSONL:-}"
-programs=(sta_lua_client sta_sqlite_client sta_libxml2_client)
-programs+=("${programs[@]/%/_spans}")
-if [[ ! -x "$build/bench/sta_lua_client_spans" || "${REBUILD:-1}" == 1 ]]; then
+clients=(sta_lua_client sta_sqlite_client sta_libxml2_client)
+programs=("${clients[@]/%/_cursor}" "${clients[@]/%/_spans}")
+if [[ ! -x "$build/bench/sta_lua_client_cursor" || ! -x "$build/bench/sta_lua_client_spans" || "${REBUILD:-1}" == 1 ]]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_BENCH=ON \
         -DSTA_POOL_BUILD_TESTS=OFF -DSTA_POOL_BUILD_EXAMPLES=OFF >/dev/null
     cmake --build "$build" --target "${programs[@]}" -j2 >/dev/null
@@ -64,8 +65,10 @@ run_one() { # workload-index allocator rep
     local index=$1 alloc=$2 rep=$3
     IFS='|' read -r name program args ignore <<<"${workloads[$index]}"
     local mode=--alloc=malloc preload=
-    [[ $alloc == pool || $alloc == spans ]] && mode=--alloc=pool
-    [[ $alloc == spans ]] && program="${program}_spans"
+    if [[ $alloc == cursor || $alloc == spans ]]; then
+        mode=--alloc=pool
+        program="${program}_$alloc"
+    fi
     [[ $alloc == mimalloc ]] && preload="$mimalloc"
     local out="$work/out.$index.$alloc.$rep" err="$work/err.$index.$alloc.$rep"
     # shellcheck disable=SC2086 # the arguments are words on purpose
@@ -91,7 +94,7 @@ run_one() { # workload-index allocator rep
     printf '%s\t%s\t%s\t%s\n' "$index" "$alloc" "$seconds" "$rss" >>"$results"
 }
 
-allocators=(pool spans glibc)
+allocators=(cursor spans glibc)
 if [[ -n "$mimalloc" ]]; then
     allocators+=(mimalloc)
 else
@@ -136,28 +139,28 @@ if "mimalloc" not in {alloc for _, alloc in runs}:
 print(f"Medians of {reps} interleaved runs each; time = CPU seconds of the timed part; "
       "speed-up = other's time / pool's time (above 1: the pool is faster); "
       "RSS = peak resident set (ru_maxrss).\n")
-print("*pool* = sta::memory_pool's default layout, *spans* = the same program built with "
-      "STA_POOL_SPANS=1 (the span layout).\n")
-allocs = ("pool", "spans", "glibc", "mimalloc")
-print("| workload | pool s | spans s | glibc s | mimalloc s | pool vs glibc | pool vs mimalloc "
-      "| spans vs glibc | spans vs mimalloc | pool RSS MiB | spans RSS MiB | glibc RSS MiB "
-      "| mimalloc RSS MiB | pool RSS / glibc | spans RSS / glibc |")
+print("*cursor* = the client built with STA_POOL_SPANS=0 (the seed's shared cursor), "
+      "*spans* = built with STA_POOL_SPANS=1 (the span layout, the default).\n")
+allocs = ("cursor", "spans", "glibc", "mimalloc")
+print("| workload | cursor s | spans s | glibc s | mimalloc s | cursor vs glibc | cursor vs mimalloc "
+      "| spans vs glibc | spans vs mimalloc | cursor RSS MiB | spans RSS MiB | glibc RSS MiB "
+      "| mimalloc RSS MiB | cursor RSS / glibc | spans RSS / glibc |")
 print("|---|" + "---:|" * 15)
 lines = []
 for index, name in enumerate(names):
-    if (index, "pool") not in runs:
+    if (index, "cursor") not in runs:
         continue
     t = {a: med(index, a, 0) for a in allocs}
     m = {a: med(index, a, 1) for a in allocs}
     mib = {a: None if m[a] is None else m[a] / 1024 for a in m}
-    print(f"| {name} | {fmt(t['pool'], '.3f')} | {fmt(t['spans'], '.3f')} | "
+    print(f"| {name} | {fmt(t['cursor'], '.3f')} | {fmt(t['spans'], '.3f')} | "
           f"{fmt(t['glibc'], '.3f')} | {fmt(t['mimalloc'], '.3f')} | "
-          f"{fmt(ratio(t['glibc'], t['pool']), '.2f')}× | "
-          f"{fmt(ratio(t['mimalloc'], t['pool']), '.2f')}× | "
+          f"{fmt(ratio(t['glibc'], t['cursor']), '.2f')}× | "
+          f"{fmt(ratio(t['mimalloc'], t['cursor']), '.2f')}× | "
           f"{fmt(ratio(t['glibc'], t['spans']), '.2f')}× | "
-          f"{fmt(ratio(t['mimalloc'], t['spans']), '.2f')}× | {fmt(mib['pool'], '.1f')} | "
+          f"{fmt(ratio(t['mimalloc'], t['spans']), '.2f')}× | {fmt(mib['cursor'], '.1f')} | "
           f"{fmt(mib['spans'], '.1f')} | {fmt(mib['glibc'], '.1f')} | "
-          f"{fmt(mib['mimalloc'], '.1f')} | {fmt(ratio(m['pool'], m['glibc']), '.2f')} | "
+          f"{fmt(mib['mimalloc'], '.1f')} | {fmt(ratio(m['cursor'], m['glibc']), '.2f')} | "
           f"{fmt(ratio(m['spans'], m['glibc']), '.2f')} |")
     for a in allocs:
         if t[a] is not None:

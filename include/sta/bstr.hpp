@@ -61,10 +61,12 @@
 //     with the old block's bytes from the source to the end of the old block (the rest
 //     of the data, the pad byte, the terminator), at most the new length; any further
 //     tail is uninitialised. Nothing is read outside the old block. (A growth resizes
-//     the block and then moves the bytes to the front; a shrink in place moves them
-//     first; a shrink that may move fills a new block before the old one is freed.)
-//   - Shrinking keeps the pointer (system heap: always; pool heap: while the block
-//     stays within the pool's size classes, <= 32 KiB) and never fails there.
+//     the block and then moves the bytes to the front; a shrink that cannot fail moves
+//     them first; one that may fail fills a new block before the old one is freed.)
+//   - Shrinking never fails and keeps the pointer on the system heap always; on the
+//     pool heap while the block stays within the pool's size classes (<= 32 KiB) on the
+//     shared-cursor layout, and within one class on spans (a shrink into a smaller
+//     class moves the string there, or keeps it where it is when no memory is left).
 //   - A failed (re)allocation returns NULL / FALSE and leaves *pbstr untouched.
 //   - Lengths above max_bstr_bytes (just under 2 GiB, as on Windows) fail cleanly with
 //     NULL / FALSE before any arithmetic can overflow. A NULL pbstr gives FALSE
@@ -156,7 +158,7 @@ inline constexpr std::uint32_t max_bstr_chars = max_bstr_bytes / 2;
 
 // ---------------------------------------------------------------------------------
 // Heaps: where BSTR blocks come from. Each has static alloc / realloc / free taking
-// block sizes, and says whether a shrink is always done where the block lies.
+// block sizes, and says which shrinks can never fail.
 // ---------------------------------------------------------------------------------
 namespace bstr_heap {
 
@@ -171,7 +173,8 @@ struct system {
         return std::realloc(p, new_bytes);
     }
     static void free(void* p, std::size_t /*bytes*/) noexcept { std::free(p); }
-    static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    static constexpr bool shrink_never_fails(std::size_t old_bytes,
+                                             std::size_t new_bytes) noexcept {
         return new_bytes <= old_bytes;
     }
 };
@@ -200,9 +203,11 @@ struct pool {
         return Pool::realloc(p, old_capacity, new_capacity);
     }
     static void free(void* p, std::size_t bytes) noexcept { Pool::free(p, capacity(bytes)); }
-    /// The pool promises an in-place, infallible shrink only within its size classes
-    /// (and here, within one capacity step).
-    static constexpr bool shrinks_in_place(std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    /// The pool promises an infallible shrink within its size classes (in place on the
+    /// shared cursor; into the smaller class, or in place, on spans) and, above them,
+    /// within one capacity step.
+    static constexpr bool shrink_never_fails(std::size_t old_bytes,
+                                             std::size_t new_bytes) noexcept {
         return new_bytes <= old_bytes &&
                (old_bytes <= Pool::max_pooled_bytes || capacity(old_bytes) == capacity(new_bytes));
     }
@@ -413,9 +418,9 @@ struct bstr_functions {
             *pbstr = detail::bstr_finish(moved, new_bytes);
             return TRUE;
         }
-        if (Heap::shrinks_in_place(old_block, new_block)) {
-            // The tail of the block goes back to the heap: move first, then shrink
-            // (which keeps the block and cannot fail).
+        if (Heap::shrink_never_fails(old_block, new_block)) {
+            // Move the kept bytes to the front first, then shrink: the shrink cannot
+            // fail, and where it moves the block it carries the front with it.
             std::memmove(block + header, s, kept);
             auto* same = static_cast<std::byte*>(Heap::realloc(block, old_block, new_block));
             *pbstr = detail::bstr_finish(same, new_bytes);

@@ -375,7 +375,8 @@ class basic_com_bstr {
     }
 
     /// The seed's SetLength: the string gets `length` characters; the old ones up to
-    /// that length are kept, new ones are not initialised. Shrinking keeps the pointer.
+    /// that length are kept, new ones are not initialised. A shrink never fails; it
+    /// keeps the pointer as the BSTR heap's shrink does (sta/bstr.hpp, "Guarantees").
     HRESULT SetLength(unsigned int length) noexcept {
         return _SetLength(&m_str, length);
     }

@@ -14,7 +14,7 @@
  * heaps are drawn in detail/c_heap.hpp. Either way sta_free ends in the pool's sized
  * free, so the sized C++ path pays nothing for this API.
  *
- *   shared cursor (STA_POOL_SPANS=0, the default today): c_heap. A header of
+ *   shared cursor (STA_POOL_SPANS=0): c_heap. A header of
  *     STA_POOL_C_HEADER_BYTES bytes in front of the pointer holds the requested size.
  *     Memory cost: the header, and the class rounding of (size + header): a 120-byte
  *     request takes a 128-byte block with the default 8-byte header, a 128-byte
@@ -24,7 +24,7 @@
  *     malloc'd memory) builds every translation unit with -DSTA_POOL_C_HEADER_BYTES=16,
  *     which costs a class step for sizes just below a power of two (measured in
  *     docs/clients.md).
- *   spans (STA_POOL_SPANS=1): c_span_heap. A block of up to 32 KiB has no header:
+ *   spans (STA_POOL_SPANS=1, the default): c_span_heap. A block of up to 32 KiB has no header:
  *     its span, found by masking the address, names its class, and the block is the
  *     whole class of max(size, 16) (a 120- or 128-byte request takes 128 bytes).
  *     Above 32 KiB a 16-byte header in front of the pointer holds the size, as above.

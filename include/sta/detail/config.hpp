@@ -19,7 +19,7 @@
 //                    cannot run an ASan program: the requests would be dead code.
 //   STA_POOL_SPANS   1: sta::memory_pool (and everything over it: the allocator, the
 //                    containers, the C API) uses the span layout; 0: the seed's shared
-//                    cursor. Default: 0 (chosen by measurement: docs/dispatch.md).
+//                    cursor. Default: 1 (chosen by measurement: docs/dispatch.md).
 //   STA_POOL_HUGE_PAGES 1: the span layout asks the OS to back its 2 MiB segments with
 //                    transparent huge pages (Linux MADV_HUGEPAGE). Default 0; a pool
 //                    can also choose at run time (set_huge_pages).
@@ -53,7 +53,7 @@
 #endif
 
 #ifndef STA_POOL_SPANS
-#define STA_POOL_SPANS 0
+#define STA_POOL_SPANS 1
 #endif
 #ifndef STA_POOL_HUGE_PAGES
 #define STA_POOL_HUGE_PAGES 0
