@@ -852,8 +852,6 @@ def why_ct32(data, v):
     text = (f"{pretty(v.row)} {fmt(boost.ours)} ns vs boost::pool {fmt(boost.value)} ns; "
             f"instructions per op {fmt(data.ir.get((v.row, pattern, 'ct', 32)), 1)} vs "
             f"{fmt(data.ir.get(('boost-pool', pattern, 'rt', 32)), 1)}.")
-    if v.layout != "shared_cursor":
-        return text + " The span layout's paths: see the instruction counts below."
     if pattern == "pure_get":
         return text + (
             " Every peer's state is escaped before its loop (issue 12). The pool reaches its "
@@ -863,6 +861,9 @@ def why_ct32(data, v):
             "`bench/store_forwarding_probe.cpp`). What remains is noise and code placement. "
             "Details: "
             "[dispatch.md](dispatch.md), \"The free-list floor (pure get)\".")
+    if v.layout == "spans" and pattern == "balanced":
+        text += (" The span layout's free compares the block with its class's current span "
+                 "before it pushes it (see the instruction counts below, both layouts).")
     return text + (
         " Where the instruction counts are equal or lower, the gap is timing noise and code "
         "placement on a shared 2-core machine (the seed says the same of its leading "
@@ -943,8 +944,9 @@ def why_traversal(data, v):
             f"{pretty(c.figure.variant)} {fmt(c.figure.value)} s")
     if thp is not None:
         text += f"; the span layout on huge pages {fmt(thp.median)} s"
-    return text + ". The walk reads every string: the time is cache and TLB misses, where " \
-        "an element lies against its own strings."
+    return text + ". The walk reads every string: the time is cache and TLB misses, so what " \
+        "counts is the order the blocks of a regrown subtree come in (docs/dispatch.md, " \
+        "\"Layouts\")."
 
 
 def why_phase(data, v):
