@@ -24,10 +24,12 @@
  *     malloc'd memory) builds every translation unit with -DSTA_POOL_C_HEADER_BYTES=16,
  *     which costs a class step for sizes just below a power of two (measured in
  *     docs/clients.md).
- *   spans (STA_POOL_SPANS=1, the default): c_span_heap. A block of up to 32 KiB has no header:
- *     its span, found by masking the address, names its class, and the block is the
- *     whole class of max(size, 16) (a 120- or 128-byte request takes 128 bytes).
- *     Above 32 KiB a 16-byte header in front of the pointer holds the size, as above.
+ *   spans (STA_POOL_SPANS=1, the default): c_span_heap. A block of up to 32 KiB has no
+ *     header: its span, found by masking the address, names its class, and the block
+ *     is the whole class of max(size, 16) (a 120- or 128-byte request takes 128 bytes).
+ *     A poor fit — above 1 KiB, a size its class would round up by more than a quarter
+ *     (4300 bytes would take 8 KiB) — goes to the pool's private heap instead, with a
+ *     16-byte header holding its size, as does every block above 32 KiB.
  *     Alignment: 16, like glibc. STA_POOL_C_HEADER_BYTES plays no part.
  *
  * sta_good_size tells a caller that can use spare room (SQLite's xRoundup) how much

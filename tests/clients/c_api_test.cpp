@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -54,7 +55,10 @@ TYPED_TEST_SUITE(CHeap, header_sizes, header_names);
 
 template <class Pool>
 std::string tiled(const std::vector<held_block>& held) {
-    return check_accounting<Pool>(held);
+    std::vector<held_block> in_pool; // a null block: a poor fit, which no span holds
+    std::copy_if(held.begin(), held.end(), std::back_inserter(in_pool),
+                 [](const held_block& h) { return h.p != nullptr; });
+    return check_accounting<Pool>(in_pool);
 }
 
 /// The pool's view of a live C block: its block starts `header` bytes before p.
@@ -330,9 +334,26 @@ std::vector<std::size_t> sizes_of_class(std::size_t class_bytes) {
     return out;
 }
 
+/// The rule of CS2, written out: above 1 KiB, a request its class would round up by
+/// more than a quarter is a poor fit and goes to the private heap with a header.
+constexpr bool poor_fit(std::size_t bytes) {
+    return bytes > 1024 && bytes <= largest_class && span_class_of(bytes) - bytes > bytes / 4;
+}
+static_assert(poor_fit(1025) && poor_fit(4300) && !poor_fit(1024) && !poor_fit(3277) &&
+              poor_fit(3276) && !poor_fit(32768));
+
+/// What usable_size reports for a request of `bytes`: its class when pooled, else the
+/// size asked for.
+constexpr std::size_t usable_of(std::size_t bytes) {
+    return bytes > largest_class || poor_fit(bytes) ? bytes : span_class_of(bytes);
+}
+
 /// The pool's view of a live block of c_span_heap asked with `bytes`: a pooled block
-/// is its whole class (CS1); a bigger one starts 16 bytes before p (CS2).
+/// is its whole class (CS1); a big one starts 16 bytes before p (CS2); a poor fit lies
+/// in the private heap, which the checker does not walk (a null block).
 held_block span_held(void* p, std::size_t bytes) {
+    if (poor_fit(bytes))
+        return {nullptr, 0};
     if (bytes <= largest_class)
         return {p, span_class_of(bytes)};
     return {static_cast<std::byte*>(p) - 16, bytes + 16};
@@ -422,6 +443,8 @@ TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
         std::vector<void*> blocks;
         std::vector<held_block> held;
         for (std::size_t bytes : sizes_of_class(class_bytes)) {
+            if (poor_fit(bytes))
+                continue; // PoorFitsTakeTheirSizeFromThePrivateHeap
             void* p = heap::malloc(bytes);
             ASSERT_NE(p, nullptr) << bytes;
             EXPECT_TRUE(aligned(p, 16)) << bytes;
@@ -444,6 +467,64 @@ TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
         EXPECT_EQ(pool::stats().bytes_in_use, 0u) << class_bytes;
         EXPECT_EQ(tiled<pool>({}), "") << class_bytes;
     }
+}
+
+// Guards the poor fits (CS2): above 1 KiB, a size its class would round up by more
+// than a quarter lies outside the spans with its exact size in the header, frees back
+// to the private heap, and good_size says so; the sizes around each boundary of the
+// rule go where it says.
+TYPED_TEST(CSpanHeap, PoorFitsTakeTheirSizeFromThePrivateHeap) {
+    FRESH_SPAN_HEAP;
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    for (std::size_t bytes : {1024u, 1025u, 1600u, 1639u, 1640u, 3276u, 3277u, 4300u, 6553u, 6554u,
+                              16385u, 26214u, 26215u, 32768u}) {
+        void* p = heap::malloc(bytes);
+        ASSERT_NE(p, nullptr) << bytes;
+        EXPECT_TRUE(aligned(p, 16)) << bytes;
+        EXPECT_EQ(sta::detail::is_pool_segment(p), !poor_fit(bytes)) << bytes;
+        EXPECT_EQ(heap::usable_size(p), usable_of(bytes)) << bytes;
+        EXPECT_EQ(heap::good_size(bytes), usable_of(bytes)) << bytes;
+        if (poor_fit(bytes)) {
+            EXPECT_EQ(stored_size(p), bytes);
+        }
+        std::memset(p, 0x5A, heap::usable_size(p));
+        blocks.emplace_back(p, bytes);
+    }
+    std::vector<held_block> held;
+    for (auto [p, bytes] : blocks)
+        held.push_back(span_held(p, bytes));
+    EXPECT_EQ(tiled<pool>(held), "");
+    for (auto [p, bytes] : blocks)
+        heap::free(p);
+    EXPECT_EQ(pool::stats().bytes_in_use, 0u);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// Guards realloc between poor fits: the private heap resizes the block (its content
+// kept, usable_size the new size), and a move to a good fit goes back into a span.
+TYPED_TEST(CSpanHeap, ReallocBetweenPoorFitsStaysInThePrivateHeap) {
+    FRESH_SPAN_HEAP;
+    auto* p = static_cast<unsigned char*>(heap::malloc(4300));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < 4300; ++i)
+        p[i] = static_cast<unsigned char>(i * 13);
+    p = static_cast<unsigned char*>(heap::realloc(p, 5000));
+    ASSERT_NE(p, nullptr);
+    EXPECT_FALSE(sta::detail::is_pool_segment(p));
+    EXPECT_EQ(heap::usable_size(p), 5000u);
+    p = static_cast<unsigned char*>(heap::realloc(p, 2100));
+    ASSERT_NE(p, nullptr);
+    EXPECT_FALSE(sta::detail::is_pool_segment(p));
+    EXPECT_EQ(heap::usable_size(p), 2100u);
+    p = static_cast<unsigned char*>(heap::realloc(p, 4000)); // a good fit of 4 KiB
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(sta::detail::is_pool_segment(p));
+    EXPECT_EQ(heap::usable_size(p), 4096u);
+    for (std::size_t i = 0; i < 2100; ++i)
+        ASSERT_EQ(p[i], static_cast<unsigned char>(i * 13)) << "byte " << i;
+    EXPECT_EQ(tiled<pool>({span_held(p, 4000)}), "");
+    heap::free(p);
+    EXPECT_EQ(tiled<pool>({}), "");
 }
 
 // Guards the tier boundary: 32 KiB is the largest pooled block (no header), one byte
@@ -502,7 +583,8 @@ TYPED_TEST(CSpanHeap, ReallocWithinAClassKeepsThePointer) {
     FRESH_SPAN_HEAP;
     std::vector<held_block> held;
     for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
-        const std::vector<std::size_t> sizes = sizes_of_class(class_bytes);
+        std::vector<std::size_t> sizes = sizes_of_class(class_bytes);
+        std::erase_if(sizes, poor_fit); // those lie outside the spans
         void* p = heap::malloc(sizes.front());
         void* neighbour = heap::malloc(sizes.front()); // p is not the last block bumped
         ASSERT_NE(p, nullptr);
@@ -535,7 +617,7 @@ TYPED_TEST(CSpanHeap, ReallocAcrossClassesAndTiersKeepsTheContent) {
         p = static_cast<unsigned char*>(heap::realloc(p, next));
         ASSERT_NE(p, nullptr) << next;
         EXPECT_TRUE(aligned(p, 16)) << next;
-        EXPECT_EQ(heap::usable_size(p), next <= largest_class ? span_class_of(next) : next);
+        EXPECT_EQ(heap::usable_size(p), usable_of(next));
         for (std::size_t i = 0; i < std::min(bytes, next); ++i)
             ASSERT_EQ(p[i], byte_at(i)) << "byte " << i << " after " << bytes << " -> " << next;
         for (std::size_t i = 0; i < next; ++i)
@@ -589,13 +671,13 @@ TYPED_TEST(CSpanHeap, EveryPointerIs16Aligned) {
     EXPECT_EQ(tiled<pool>({}), "");
 }
 
-// Guards good_size: it is what malloc of that size reports as usable, so asking for
-// it takes the same block.
+// Guards good_size: it is what malloc of that size reports as usable (the class, or
+// the size itself for a poor fit), so asking for it takes the same block.
 TYPED_TEST(CSpanHeap, GoodSizeIsTheUsableSize) {
     FRESH_SPAN_HEAP;
     for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
         for (std::size_t bytes : sizes_of_class(class_bytes)) {
-            EXPECT_EQ(heap::good_size(bytes), class_bytes) << bytes;
+            EXPECT_EQ(heap::good_size(bytes), usable_of(bytes)) << bytes;
             void* p = heap::malloc(bytes);
             EXPECT_EQ(heap::usable_size(p), heap::good_size(bytes)) << bytes;
             heap::free(p);

@@ -3,16 +3,25 @@
 //
 // c_span_heap (pools of the span layout): a pooled block needs no header. Its span,
 // found by masking its address, names its class; the segment map tells a pooled
-// block from one of the next tiers, which carries a 16-byte header as below.
+// block from one outside the spans, which carries a 16-byte header as below.
 //
-//   n <= 32 KiB: Pool::alloc(class bytes of max(n, 16))   16-aligned, like glibc
-//   n >  32 KiB: [ 8 unused | size_t n ][ n bytes ]        Pool::alloc(n + 16)
+//   n <= 32 KiB, a fit:  Pool::alloc(class bytes of max(n, 16))     16-aligned, like glibc
+//   n <= 32 KiB, poor:   [ 8 unused | size_t n ][ n bytes ]         the pool's private heap,
+//                                                                   n + 16 bytes
+//   n >  32 KiB:         [ 8 unused | size_t n ][ n bytes ]         Pool::alloc(n + 16)
+//
+// A poor fit is a request above 1 KiB that its power-of-two class would round up by
+// more than a quarter (SQLite's 4.3 KB page-cache blocks would take 8 KiB): it goes
+// to the pool's private heap (the tier above 32 KiB, detail/next_tiers.hpp), which
+// fits sizes within 1/8 or better, so a C program's peak memory stays near glibc's.
 //
 // Invariants of c_span_heap (for every live p handed out):
 //  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
 //      whole class bytes of its span, so the sized free of that many bytes is exact.
-//  CS2 otherwise the size_t at p - 8 holds n, 32 KiB < n <= max_request, and p - 16 is a
-//      live block of the next tiers allocated (or last reallocated) with n + 16 bytes.
+//  CS2 otherwise the size_t at p - 8 holds n, and p - 16 is a live block of n + 16
+//      bytes: of the pool's private heap when n <= 32 KiB (then poor_fit(n)), of the
+//      pool's next tiers through Pool (last allocated or reallocated so) when
+//      32 KiB < n <= max_request.
 //  CS3 p is 16-aligned.
 //
 // c_heap (pools of the shared-cursor layout), drawn below:
@@ -36,6 +45,8 @@
 #pragma once
 
 #include "sta/detail/layout_spans.hpp"
+#include "sta/detail/next_tiers.hpp"
+#include "sta/detail/pool_state.hpp"
 #include "sta/detail/segment_map.hpp"
 #include "sta/detail/size_class.hpp"
 
@@ -131,9 +142,17 @@ struct c_heap {
 
 template <class Pool>
 struct c_span_heap {
-    static constexpr std::size_t header_bytes = 16; // next-tier blocks only (CS2)
+    static constexpr std::size_t header_bytes = 16; // blocks outside the spans (CS2)
     static constexpr std::size_t min_bytes = 16;    // CS3
     static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - 16;
+    /// Requests up to this size always take their class, whatever it rounds them up by.
+    static constexpr std::size_t poor_fit_floor = 1024;
+
+    /// Would the class of `bytes` waste more than a quarter of it, above 1 KiB?
+    static constexpr bool poor_fit(std::size_t bytes) noexcept {
+        return bytes > poor_fit_floor && bytes <= max_class_bytes &&
+               class_bytes_of_size(bytes) - bytes > bytes / 4;
+    }
 
     static void* malloc(std::size_t bytes) noexcept {
         if (bytes == 0)
@@ -145,10 +164,14 @@ struct c_span_heap {
     static void free(void* p) noexcept {
         if (p == nullptr)
             return;
-        if (is_pool_segment(p))
-            Pool::free(p, class_bytes_of(p));
-        else
-            Pool::free(block_of(p), size_of(p) + header_bytes);
+        switch (tier_of_block(p)) {
+        case tier::pooled:
+            return Pool::free(p, class_bytes_of(p));
+        case tier::heap:
+            return heap_free(block_of(p), size_of(p) + header_bytes);
+        case tier::big:
+            return Pool::free(block_of(p), size_of(p) + header_bytes);
+        }
     }
 
     static void* realloc(void* p, std::size_t bytes) noexcept {
@@ -160,19 +183,23 @@ struct c_span_heap {
         }
         if (bytes > max_request)
             return out_of_memory();
+        const tier from = tier_of_block(p);
+        const tier to = tier_of_request(bytes);
         const std::size_t old_usable = usable_size(p);
-        if (is_pool_segment(p) && bytes <= max_class_bytes && pooled_bytes(bytes) == old_usable)
-            return p; // the same class
-        if (!is_pool_segment(p) && bytes > max_class_bytes) {
+        if (from == tier::pooled && to == tier::pooled && pooled_bytes(bytes) == old_usable)
+            return p;                             // the same class
+        if (from == to && from != tier::pooled) { // the tier resizes its own block
             auto* const block = static_cast<std::byte*>(
-                Pool::realloc(block_of(p), old_usable + header_bytes, bytes + header_bytes));
+                from == tier::heap
+                    ? heap_realloc(block_of(p), bytes + header_bytes)
+                    : Pool::realloc(block_of(p), old_usable + header_bytes, bytes + header_bytes));
             if (block == nullptr)
                 return out_of_memory();
             return with_header(block, bytes);
         }
         void* q = try_alloc(bytes);
         if (q == nullptr) // a pooled block that shrinks stays in its class: no failure
-            return bytes <= old_usable && is_pool_segment(p) ? p : out_of_memory();
+            return bytes <= old_usable && from == tier::pooled ? p : out_of_memory();
         std::memcpy(q, p, old_usable < bytes ? old_usable : bytes);
         free(p);
         return q;
@@ -187,22 +214,53 @@ struct c_span_heap {
     }
 
     static constexpr std::size_t good_size(std::size_t bytes) noexcept {
-        if (bytes == 0 || bytes > max_class_bytes)
+        if (bytes == 0 || bytes > max_class_bytes || poor_fit(bytes))
             return bytes;
         return pooled_bytes(bytes);
     }
 
   private:
+    using tiers = next_tiers<typename Pool::engine>;
+
+    /// Where a block lies (CS1, CS2): a span, the private heap, or above 32 KiB.
+    enum class tier { pooled, heap, big };
+    static tier tier_of_request(std::size_t bytes) noexcept {
+        return bytes > max_class_bytes ? tier::big : poor_fit(bytes) ? tier::heap : tier::pooled;
+    }
+    static tier tier_of_block(const void* p) noexcept {
+        return is_pool_segment(p)              ? tier::pooled
+               : size_of(p) <= max_class_bytes ? tier::heap
+                                               : tier::big;
+    }
+
     static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
         return class_bytes_of_size(bytes < min_bytes ? min_bytes : bytes);
     }
     /// A block for 1 <= bytes <= max_request, laid out as CS1 / CS2; nullptr when the
     /// memory is not there (errno is the caller's to set).
     static void* try_alloc(std::size_t bytes) noexcept {
-        if (bytes <= max_class_bytes)
+        const tier to = tier_of_request(bytes);
+        if (to == tier::pooled)
             return Pool::alloc(pooled_bytes(bytes));
-        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + header_bytes));
+        auto* const block =
+            static_cast<std::byte*>(to == tier::heap ? heap_alloc(bytes + header_bytes)
+                                                     : Pool::alloc(bytes + header_bytes));
         return block != nullptr ? with_header(block, bytes) : nullptr;
+    }
+    // The pool's private heap, reached directly for the poor fits: the pool's sized
+    // API would take a size of 32 KiB or less for a pooled block. The owner rule is
+    // the pool's.
+    static void* heap_alloc(std::size_t bytes) noexcept {
+        check_owner(Pool::engine::state(), Pool::name());
+        return tiers::heap.alloc(bytes);
+    }
+    static void* heap_realloc(void* block, std::size_t bytes) noexcept {
+        check_owner(Pool::engine::state(), Pool::name());
+        return tiers::heap.realloc(block, bytes);
+    }
+    static void heap_free(void* block, std::size_t bytes) noexcept {
+        check_owner(Pool::engine::state(), Pool::name());
+        tiers::heap.free(block, bytes);
     }
     static std::size_t class_bytes_of(const void* p) noexcept {
         return class_bytes_of_slot(span_of(p)->slot);
