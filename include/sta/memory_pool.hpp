@@ -70,8 +70,6 @@ namespace layout {
 /// all pages, page tails carved into the lists (see detail/layout_shared_cursor.hpp).
 struct shared_cursor {
     static constexpr const char* name = "shared_cursor";
-    /// A pooled shrink keeps the block where it is and gives its tail back.
-    static constexpr bool shrink_keeps_block = true;
     using state = detail::shared_cursor_state;
     template <class Engine>
     using core = detail::shared_cursor_core<Engine>;
@@ -81,9 +79,6 @@ struct shared_cursor {
 /// have all come back serves any class again (see detail/layout_spans.hpp).
 struct spans {
     static constexpr const char* name = "spans";
-    /// A shrink into a smaller class moves the block there (kept only when no memory
-    /// is left for the move).
-    static constexpr bool shrink_keeps_block = false;
     using state = detail::span_state;
     template <class Engine>
     using core = detail::span_core<Engine>;

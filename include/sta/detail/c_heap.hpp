@@ -57,8 +57,9 @@
 
 namespace sta::detail {
 
-/// The size a caller asked for, in the last 8 bytes of a `Header`-byte header in front
-/// of its pointer (both heaps' blocks above the pool's classes, c_heap's every block).
+/// What both C heaps share: the size a caller asked for, in the last 8 bytes of a
+/// `Header`-byte header in front of its pointer (c_heap's every block, c_span_heap's
+/// blocks outside the spans), and malloc's failure.
 template <std::size_t Header>
 struct size_header {
     static std::byte* block_of(void* p) noexcept { return static_cast<std::byte*>(p) - Header; }
@@ -72,16 +73,15 @@ struct size_header {
         std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
         return p;
     }
+    /// NULL with errno = ENOMEM.
+    static void* out_of_memory() noexcept {
+        errno = ENOMEM;
+        return nullptr;
+    }
 };
 
-/// malloc's failure: NULL with errno = ENOMEM.
-inline void* c_out_of_memory() noexcept {
-    errno = ENOMEM;
-    return nullptr;
-}
-
 template <class Pool, std::size_t Header>
-struct c_heap {
+struct c_heap : private size_header<Header> {
     static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
     static constexpr std::size_t header_bytes = Header;
     /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX
@@ -132,18 +132,19 @@ struct c_heap {
 
   private:
     using header = size_header<Header>;
-    static std::byte* block_of(void* p) noexcept { return header::block_of(p); }
-    static std::size_t size_of(const void* p) noexcept { return header::size_of(p); }
-    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
-        return header::with_header(block, bytes);
-    }
-    static void* out_of_memory() noexcept { return c_out_of_memory(); }
+    using header::block_of;
+    using header::out_of_memory;
+    using header::size_of;
+    using header::with_header;
 };
 
+/// The header of c_span_heap's blocks outside the spans (CS2).
+inline constexpr std::size_t c_span_header_bytes = 16;
+
 template <class Pool>
-struct c_span_heap {
-    static constexpr std::size_t header_bytes = 16; // blocks outside the spans (CS2)
-    static constexpr std::size_t min_bytes = 16;    // CS3
+struct c_span_heap : private size_header<c_span_header_bytes> {
+    static constexpr std::size_t header_bytes = c_span_header_bytes;
+    static constexpr std::size_t min_bytes = 16; // CS3
     static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - 16;
     /// Requests up to this size always take their class, whatever it rounds them up by.
     static constexpr std::size_t poor_fit_floor = 1024;
@@ -265,13 +266,6 @@ struct c_span_heap {
     static std::size_t class_bytes_of(const void* p) noexcept {
         return class_bytes_of_slot(span_of(p)->slot);
     }
-    using header = size_header<header_bytes>;
-    static std::byte* block_of(void* p) noexcept { return header::block_of(p); }
-    static std::size_t size_of(const void* p) noexcept { return header::size_of(p); }
-    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
-        return header::with_header(block, bytes);
-    }
-    static void* out_of_memory() noexcept { return c_out_of_memory(); }
 };
 
 } // namespace sta::detail

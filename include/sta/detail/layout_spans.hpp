@@ -25,10 +25,10 @@
 // blocks if at least a quarter of it is free; else the most recently woken partial
 // span of the class; else a clean span; else a new segment. A span's free blocks
 // become the class's list in ascending address order (in_address_order), whatever
-// order they were freed in, so a heap that has lived still hands out neighbours. A span retired
-// with less than a quarter free sleeps until frees bring it there (its `wake_at`), so a span with a
-// few free slots is not taken again and again for a few blocks each time. Segments are never
-// returned to the OS.
+// order they were freed in, so a heap that has lived still hands out neighbours. A
+// span retired with less than a quarter free sleeps until frees bring it there (its
+// `wake_at`), so a span with a few free slots is not taken again and again for a few
+// blocks each time. Segments are never returned to the OS.
 //
 // Invariants (check_spans in span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first, pages_mapped of them; each
