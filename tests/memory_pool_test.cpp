@@ -104,12 +104,11 @@ TYPED_TEST(MemoryPool, SizesAbove32KiBLeaveThePool) {
 // tier is a function of its size and the page size).
 TYPED_TEST(MemoryPool, MidSizesGoToThePrivateHeapAndFreezeThePageSize) {
     FRESH_POOL;
-    using tiers = sta::detail::next_tiers<typename pool::engine>;
     void* big = pool::alloc(600 * 1024); // above page/2 (512 KiB): malloc
-    EXPECT_FALSE(tiers::heap.holds_memory());
+    EXPECT_FALSE(pool::detail_state().heap.holds_memory());
     void* mid = pool::alloc(40000);
     ASSERT_NE(mid, nullptr);
-    EXPECT_TRUE(tiers::heap.holds_memory());
+    EXPECT_TRUE(pool::detail_state().heap.holds_memory());
     std::memset(mid, 0x2D, 40000);
     mid = pool::realloc(mid, 40000, 500 * 1024); // stays in the heap
     ASSERT_NE(mid, nullptr);

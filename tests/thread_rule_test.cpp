@@ -1,6 +1,7 @@
-// The thread rule: a pool belongs to the first thread that calls it. Checked builds
-// (STA_POOL_CHECKS) abort on a call from any other thread with a message that names
-// both threads; release builds compile the check away, so these tests skip there.
+// The seed's thread rule (threads::one_owner): a pool belongs to the first thread that
+// calls it. Checked builds (STA_POOL_CHECKS) abort on a call from any other thread with
+// a message that names both threads; release builds compile the check away, so these
+// tests skip there. Per-thread pools have no such rule: threads_test.cpp.
 #include "pool_test_support.hpp"
 
 #include <thread>
@@ -18,7 +19,7 @@ class ThreadRule : public ::testing::Test {
         GTEST_FLAG_SET(death_test_style, "threadsafe");
     }
 };
-TYPED_TEST_SUITE(ThreadRule, pool_variants, variant_names);
+TYPED_TEST_SUITE(ThreadRule, one_owner_variants, variant_names);
 
 constexpr const char* names_both_threads = "called from thread .*, but the pool belongs to thread ";
 
@@ -66,7 +67,7 @@ TYPED_TEST(ThreadRule, TheOwnerIsNeverStopped) {
     void* p = pool::alloc(16);
     p = pool::realloc(p, 16, 200);
     pool::free(p, 200);
-    EXPECT_EQ(pool::detail_state().owner_number, sta::detail::thread_number());
+    EXPECT_EQ(pool::detail_state().owner.number, sta::detail::thread_number());
 }
 
 } // namespace

@@ -32,7 +32,7 @@
 #include "sta/detail/arena_block.hpp"
 #include "sta/detail/config.hpp"
 #include "sta/detail/hooks.hpp"
-#include "sta/detail/thread_identity.hpp"
+#include "sta/detail/owner_mark.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -189,7 +189,7 @@ class arena {
         current_ = nullptr;
         dedicated_ = nullptr;
         cursor_ = end_ = nullptr;
-        owner_key_ = 0;
+        owner_.hand_over();
     }
 
     /// Like release(), but keep the first standard block, empty, for the next use.
@@ -252,27 +252,7 @@ class arena {
   private:
     friend std::string detail::check_arena(const arena& a);
 
-    STA_FORCE_INLINE void check_owner() noexcept {
-#if STA_POOL_CHECKS
-        if (owner_key_ != detail::thread_key()) [[unlikely]]
-            claim_or_die();
-#endif
-    }
-
-    STA_COLD void claim_or_die() noexcept {
-        if (owner_key_ == 0) {
-            owner_key_ = detail::thread_key();
-            owner_number_ = detail::thread_number();
-            return;
-        }
-        std::fprintf(stderr,
-                     "sta-pool: sta::arena: called from thread %lu, but the arena belongs to "
-                     "thread %lu; an arena is used by one thread at a time (release() hands "
-                     "it over)\n",
-                     detail::thread_number(), owner_number_);
-        std::fflush(stderr);
-        std::abort();
-    }
+    STA_FORCE_INLINE void check_owner() noexcept { owner_.check("sta::arena", "", "the arena"); }
 
     /// Everything allocate() could not do in the bump range: validate, then map.
     STA_NOINLINE void* allocate_slow(std::size_t want, std::size_t align) noexcept {
@@ -383,9 +363,8 @@ class arena {
     std::size_t blocks_ = 0; // A3
     std::size_t dedicated_blocks_ = 0;
     std::size_t bytes_reserved_ = 0;
-    std::uint64_t next_serial_ = 1; // A4: 0 means "no block" in a mark
-    std::uintptr_t owner_key_ = 0;
-    unsigned long owner_number_ = 0;
+    std::uint64_t next_serial_ = 1;                  // A4: 0 means "no block" in a mark
+    [[no_unique_address]] detail::owner_mark owner_; // the thread rule (owner_mark.hpp)
 };
 
 /// A scoped rewind marker: everything allocated in the arena during the scope's life

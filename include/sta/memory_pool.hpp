@@ -2,13 +2,19 @@
 //
 // Power-of-two size classes from 8 B to 32 KiB, found with one lzcnt; LIFO free
 // lists over pages from the OS, bump allocation in the newest page; sizes above
-// 32 KiB go to the next tiers. All functions are static: there is one pool per
-// (dispatch policy, tag) pair for the whole program, constant-initialised, so it
-// works from any global constructor or destructor.
+// 32 KiB go to the next tiers. All functions are static: a (dispatch, tag, layout,
+// threads) combination names one pool family, constant-initialised, so it works from
+// any global constructor or destructor.
 //
-// The thread rule: a pool belongs to the first thread that calls it. No atomics,
-// no locks. Checked builds (STA_POOL_CHECKS, on unless NDEBUG) abort with a message
-// naming both threads when another thread calls; release builds do not check.
+// The thread rule, chosen by the Threads policy (detail/pool_home.hpp):
+//   threads::per_thread (the default): every thread allocates from a pool of its own,
+//     with no atomics, locks or fences on its path; a block may be freed by any
+//     thread, and goes back to the pool it came from; a pool whose thread ended is
+//     adopted by the next thread that needs one.
+//   threads::one_owner (the seed's mode): one pool for the program, owned by the first
+//     thread that calls it. No atomics, no locks. Checked builds (STA_POOL_CHECKS, on
+//     unless NDEBUG) abort with a message naming both threads when another thread
+//     calls; release builds do not check.
 //
 // Memory is kept until the process ends: pages are never returned to the OS.
 #pragma once
@@ -20,6 +26,7 @@
 #include "sta/detail/layout_contract.hpp"
 #include "sta/detail/layout_shared_cursor.hpp"
 #include "sta/detail/layout_spans.hpp"
+#include "sta/detail/pool_home.hpp"
 #include "sta/detail/pool_state.hpp"
 #include "sta/detail/pool_stats.hpp"
 #include "sta/detail/size_class.hpp"
@@ -43,15 +50,15 @@ namespace dispatch {
 /// The seed's design: tables of 33 function pointers; each alloc slot rewrites itself
 /// between bump<N> and get<N> (see detail/dispatch_table.hpp).
 struct self_rewriting_table {
-    template <class Layout, class Tag>
-    using engine = detail::table_engine<Layout, Tag>;
+    template <class Layout, class Threads, class Tag>
+    using engine = detail::table_engine<Layout, Threads, Tag>;
 };
 
 /// "free list non-empty ? pop : bump", inlined at the call site
 /// (see detail/dispatch_branch.hpp).
 struct inline_branch {
-    template <class Layout, class Tag>
-    using engine = detail::branch_engine<Layout, Tag>;
+    template <class Layout, class Threads, class Tag>
+    using engine = detail::branch_engine<Layout, Threads, Tag>;
 };
 
 /// The policy of sta::memory_pool, chosen by measurement (docs/dispatch.md): fewer
@@ -94,18 +101,55 @@ using default_layout = shared_cursor;
 } // namespace layout
 
 // ---------------------------------------------------------------------------------
+// Thread policies: which threads may call, and whose memory they get.
+// ---------------------------------------------------------------------------------
+namespace threads {
+
+/// The seed's mode: one pool for the program, owned by the first thread that calls.
+struct one_owner {
+    template <class State, class Engine>
+    using home = detail::one_owner_home<State, Engine>;
+};
+
+/// A pool per thread; frees from other threads are sent home (span layout only: a
+/// block finds its owner through its span).
+struct per_thread {
+    template <class State, class Engine>
+    using home = detail::per_thread_home<State, Engine>;
+};
+
+/// The thread policy of sta::memory_pool on `Layout`: per_thread on spans (measured
+/// against one_owner in docs/benchmarks.md), one_owner on the seed's shared cursor.
+template <class Layout>
+using default_for =
+    std::conditional_t<std::is_same_v<Layout, layout::spans>, per_thread, one_owner>;
+
+} // namespace threads
+
+// ---------------------------------------------------------------------------------
 // The pool.
 // ---------------------------------------------------------------------------------
 
-/// A single-thread pool. `Dispatch` and `Layout` are policies above; `Tag` makes a
-/// separate pool with its own memory (tests use it to start from a clean state).
-template <class Dispatch, class Tag = void, class Layout = layout::default_layout>
+/// A pool family. `Dispatch`, `Layout` and `Threads` are policies above; `Tag` makes a
+/// separate family with its own memory (tests use it to start from a clean state).
+template <class Dispatch, class Tag = void, class Layout = layout::default_layout,
+          class Threads = threads::default_for<Layout>>
 class basic_memory_pool {
     static_assert(detail::pool_layout<Layout>, "Layout must be a layout policy (sta::layout)");
+    static_assert(std::is_same_v<Threads, threads::one_owner> ||
+                      std::is_same_v<Threads, threads::per_thread>,
+                  "Threads must be a thread policy (sta::threads)");
+    static_assert(std::is_same_v<Threads, threads::one_owner> ||
+                      std::is_same_v<Layout, layout::spans>,
+                  "threads::per_thread needs layout::spans: a freed block finds its owner "
+                  "through its span");
 
   public:
-    using engine = typename Dispatch::template engine<Layout, Tag>;
+    using engine = typename Dispatch::template engine<Layout, Threads, Tag>;
     using layout_policy = Layout;
+    using threads_policy = Threads;
+    /// True when every thread has a pool of its own.
+    static constexpr bool per_thread = engine::home::threaded;
 
     static constexpr std::size_t min_page_bytes = detail::min_page_bytes;
     static constexpr std::size_t default_page_bytes = detail::default_page_bytes;
@@ -115,7 +159,7 @@ class basic_memory_pool {
     /// A block of at least `bytes`, aligned to min(bit_ceil(bytes), 16); a unique
     /// block for 0. nullptr only when the OS (or malloc, above 32 KiB) refuses.
     [[nodiscard]] STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         void* p = engine::alloc(bytes);
         after_alloc(p, bytes);
         return p;
@@ -124,7 +168,7 @@ class basic_memory_pool {
     /// alloc with the size known at compile time: the slot is resolved by the compiler.
     template <std::uint32_t Bytes>
     [[nodiscard]] STA_FORCE_INLINE static void* alloc() noexcept {
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         void* p = engine::template alloc<Bytes>();
         after_alloc(p, Bytes);
         return p;
@@ -135,7 +179,7 @@ class basic_memory_pool {
     STA_FORCE_INLINE static void free(void* p, std::size_t bytes) noexcept {
         if (p == nullptr)
             return;
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         before_free(p, bytes);
         engine::free(p, bytes);
     }
@@ -144,7 +188,7 @@ class basic_memory_pool {
     STA_FORCE_INLINE static void free(void* p) noexcept {
         if (p == nullptr)
             return;
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         before_free(p, Bytes);
         engine::template free<Bytes>(p);
     }
@@ -159,7 +203,7 @@ class basic_memory_pool {
                                        std::size_t new_bytes) noexcept {
         if (p == nullptr)
             return alloc(new_bytes);
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         checked_live(p, old_bytes, "reallocated");
         const bool old_pooled = detail::is_pooled_size(old_bytes);
         const bool new_pooled = detail::is_pooled_size(new_bytes);
@@ -192,10 +236,10 @@ class basic_memory_pool {
     /// Choose the page size, once, before the first allocation. A power of two in
     /// [256 KiB, 1 GiB]; the default is 1 MiB.
     static void set_page_bytes(std::size_t bytes) {
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         const std::string where =
             std::string(engine::name) + "::set_page_bytes(" + std::to_string(bytes) + "): ";
-        if (engine::state().pages_mapped != 0 || detail::next_tiers<engine>::heap.holds_memory())
+        if (engine::home::holds_memory())
             throw std::logic_error(where + "the pool has already mapped a page; the page size "
                                            "is chosen once, before the first allocation");
         if (bytes < min_page_bytes)
@@ -204,27 +248,38 @@ class basic_memory_pool {
             throw std::invalid_argument(where + "above the maximum of 1073741824 bytes (1 GiB)");
         if (!std::has_single_bit(bytes))
             throw std::invalid_argument(where + "not a power of two");
-        engine::state().page_bytes = bytes;
+        engine::home::set_page_bytes(bytes);
     }
 
     /// Span layout: back new segments with transparent huge pages (Linux
     /// MADV_HUGEPAGE; nothing elsewhere). Segments already mapped keep what they have.
+    /// Per-thread pools: the calling thread's pool.
     static void set_huge_pages(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
-        detail::check_owner(engine::state(), engine::name);
-        engine::state().huge_pages = on;
+        engine::home::check_thread();
+        if (auto* const st = engine::home::own())
+            st->huge_pages = on;
     }
     /// Span layout: fill in a new segment's pages when it is mapped, so that first use
     /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).
+    /// Per-thread pools: the calling thread's pool.
     static void set_prefault(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
-        detail::check_owner(engine::state(), engine::name);
-        engine::state().prefault = on;
+        engine::home::check_thread();
+        if (auto* const st = engine::home::own())
+            st->prefault = on;
     }
 
-    static std::size_t page_bytes() noexcept { return engine::state().page_bytes; }
+    static std::size_t page_bytes() noexcept { return engine::home::page_bytes(); }
 
-    /// What the pool holds now. Walks the free lists: O(free blocks), not for hot loops.
+    /// Per-thread pools: how many pools the family has made and parked, and the
+    /// segments all of them mapped (pool_home.hpp).
+    static detail::thread_pools_stats thread_pools() noexcept requires(per_thread) {
+        return engine::home::stats();
+    }
+
+    /// What the pool holds now (per-thread pools: the calling thread's). Walks the free
+    /// lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {
-        detail::check_owner(engine::state(), engine::name);
+        engine::home::check_thread();
         pool_stats out;
         for (std::uint32_t i = 0; i < detail::class_count; ++i) {
             class_stats& c = out.classes[i];
@@ -244,9 +299,11 @@ class basic_memory_pool {
         return out;
     }
 
-    /// White-box access for the accounting checker and the tests; not an API.
+    /// White-box access for the accounting checker and the tests; not an API. A
+    /// per-thread family gives the calling thread its pool first.
     static typename engine::state_type& detail_state() noexcept {
-        return engine::state();
+        auto* const st = engine::home::own();
+        return st != nullptr ? *st : engine::state();
     }
     static const char* name() noexcept {
         return engine::name;
@@ -274,14 +331,14 @@ class basic_memory_pool {
                 count_alloc(bytes);
             }
             if constexpr (checks)
-                detail::checked_allocated(engine::state(), p, bytes);
+                detail::checked_allocated(engine::home::registry(), p, bytes);
         }
     }
     STA_FORCE_INLINE static void before_free([[maybe_unused]] void* p,
                                              [[maybe_unused]] std::size_t bytes) noexcept {
         if constexpr (hook_sites) {
             if constexpr (checks)
-                detail::checked_freed<core>(engine::state(), engine::name, p, bytes);
+                detail::checked_freed<core>(engine::home::registry(), engine::name, p, bytes);
             if (detail::is_pooled_size(bytes)) {
                 detail::hooks::block_freed(p, core::class_bytes_of_block(p, bytes));
                 count_free(bytes);
@@ -301,7 +358,7 @@ class basic_memory_pool {
                                               [[maybe_unused]] std::size_t bytes,
                                               [[maybe_unused]] const char* operation) noexcept {
         if constexpr (checks)
-            detail::checked_live<core>(engine::state(), engine::name, p, bytes, operation);
+            detail::checked_live<core>(engine::home::registry(), engine::name, p, bytes, operation);
     }
     /// The checked registry follows a block that realloc kept or moved: `from` is
     /// forgotten, `to` recorded with `bytes` (either may be null).
@@ -309,12 +366,12 @@ class basic_memory_pool {
                                                [[maybe_unused]] const void* to,
                                                [[maybe_unused]] std::size_t bytes) noexcept {
         if constexpr (checks)
-            detail::checked_moved(engine::state(), reinterpret_cast<std::uintptr_t>(from),
+            detail::checked_moved(engine::home::registry(), reinterpret_cast<std::uintptr_t>(from),
                                   reinterpret_cast<std::uintptr_t>(to), bytes);
     }
     STA_FORCE_INLINE static void count_alloc([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS
-        auto& s = engine::state();
+        auto& s = engine::state(); // the allocation gave the thread its pool
         ++s.allocations[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
         s.bytes_in_use += detail::class_bytes_of_size(bytes);
         if (s.bytes_in_use > s.bytes_in_use_high_water)
@@ -323,7 +380,10 @@ class basic_memory_pool {
     }
     STA_FORCE_INLINE static void count_free([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS
-        auto& s = engine::state();
+        auto* const st = engine::home::own(); // counted by the freeing thread's pool
+        if (st == nullptr)
+            return;
+        auto& s = *st;
         ++s.frees[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
         s.bytes_in_use -= detail::class_bytes_of_size(bytes);
 #endif

@@ -192,7 +192,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         if (from == to && from != tier::pooled) { // the tier resizes its own block
             auto* const block = static_cast<std::byte*>(
                 from == tier::heap
-                    ? heap_realloc(block_of(p), bytes + header_bytes)
+                    ? heap_realloc(block_of(p), old_usable + header_bytes, bytes + header_bytes)
                     : Pool::realloc(block_of(p), old_usable + header_bytes, bytes + header_bytes));
             if (block == nullptr)
                 return out_of_memory();
@@ -249,19 +249,19 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return block != nullptr ? with_header(block, bytes) : nullptr;
     }
     // The pool's private heap, reached directly for the poor fits: the pool's sized
-    // API would take a size of 32 KiB or less for a pooled block. The owner rule is
-    // the pool's.
+    // API would take a size of 32 KiB or less for a pooled block. The thread rule is
+    // the pool's (next_tiers.hpp sends another thread's block home).
     static void* heap_alloc(std::size_t bytes) noexcept {
-        check_owner(Pool::engine::state(), Pool::name());
-        return tiers::heap.alloc(bytes);
+        Pool::engine::home::check_thread();
+        return tiers::heap_alloc(bytes);
     }
-    static void* heap_realloc(void* block, std::size_t bytes) noexcept {
-        check_owner(Pool::engine::state(), Pool::name());
-        return tiers::heap.realloc(block, bytes);
+    static void* heap_realloc(void* block, std::size_t old_bytes, std::size_t bytes) noexcept {
+        Pool::engine::home::check_thread();
+        return tiers::heap_realloc(block, old_bytes, bytes);
     }
     static void heap_free(void* block, std::size_t bytes) noexcept {
-        check_owner(Pool::engine::state(), Pool::name());
-        tiers::heap.free(block, bytes);
+        Pool::engine::home::check_thread();
+        tiers::heap_free(block, bytes);
     }
     static std::size_t class_bytes_of(const void* p) noexcept {
         return class_bytes_of_slot(span_of(p)->slot);

@@ -1,8 +1,10 @@
 // sta-pool: checked builds (STA_POOL_CHECKS) — misuse is reported, never silent.
 //
-// Besides the owner-thread rule (pool_state.hpp), a checked build keeps a registry
+// Besides the owner-thread rule (owner_mark.hpp), a checked build keeps a registry
 // of the blocks each pool has handed out, pointer -> requested bytes, and checks
-// every free and realloc against it:
+// every free and realloc against it (a seed-mode pool has one of its own; the pools of
+// a per-thread family share one, behind a mutex, so a block freed on another thread
+// is checked too):
 //
 //   double free             the block is already on a free list
 //   size mismatch           a sized free (or realloc) whose size is not the size the
@@ -22,10 +24,12 @@
 #pragma once
 
 #include "sta/detail/hooks.hpp"
+#include "sta/detail/misuse.hpp"
 #include "sta/detail/pool_state.hpp"
 #include "sta/detail/size_class.hpp"
 
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -36,11 +40,20 @@ inline constexpr unsigned char fill_allocated = 0xCD; ///< fresh memory ("cleare
 inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead data")
 
 struct checked_registry {
+    /// Used by more than one thread (a per-thread family): every access takes `lock`.
+    bool shared = false;
+    std::mutex lock;
     // block address -> requested bytes. Addresses, not pointers: realloc records the
     // old address of a block that may be gone.
     std::unordered_map<std::uintptr_t, std::size_t> live;
+
+    /// Held for one check; a registry of one thread is not locked.
+    std::unique_lock<std::mutex> hold() {
+        return shared ? std::unique_lock<std::mutex>(lock) : std::unique_lock<std::mutex>();
+    }
 };
 
+/// The registry of a seed-mode pool, made on first use by its owner.
 inline checked_registry& registry_of(pool_state& s) {
     if (s.checked == nullptr)
         s.checked = new checked_registry; // never deleted: see above
@@ -76,19 +89,21 @@ template <class Core>
 }
 
 /// A block was handed out: record it and fill it.
-inline void checked_allocated(pool_state& s, void* p, std::size_t bytes) {
-    registry_of(s).live[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+inline void checked_allocated(checked_registry& r, void* p, std::size_t bytes) {
+    {
+        const auto held = r.hold();
+        r.live[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+    }
     if (is_pooled_size(bytes)) {
         std::memset(p, fill_allocated, bytes);
         hooks::block_filled(p, bytes);
     }
 }
 
-/// A block is about to be freed or reallocated: it must be live, with this size.
+/// checked_live with the registry already held.
 template <class Core>
-void checked_live(pool_state& s, const char* pool_name, const void* p, std::size_t bytes,
-                  const char* operation) {
-    checked_registry& r = registry_of(s);
+void check_live_held(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
+                     const char* operation) {
     const auto it = r.live.find(reinterpret_cast<std::uintptr_t>(p));
     if (it == r.live.end())
         report_unknown_block<Core>(pool_name, p, bytes, operation);
@@ -104,20 +119,31 @@ void checked_live(pool_state& s, const char* pool_name, const void* p, std::size
                                 std::to_string(Core::class_bytes_of_block(p, bytes)) + " B class");
 }
 
+/// A block is about to be freed or reallocated: it must be live, with this size.
+template <class Core>
+void checked_live(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
+                  const char* operation) {
+    const auto held = r.hold();
+    check_live_held<Core>(r, pool_name, p, bytes, operation);
+}
+
 /// A live block is freed: forget it and fill it.
 template <class Core>
-void checked_freed(pool_state& s, const char* pool_name, void* p, std::size_t bytes) {
-    checked_live<Core>(s, pool_name, p, bytes, "freed");
-    registry_of(s).live.erase(reinterpret_cast<std::uintptr_t>(p));
+void checked_freed(checked_registry& r, const char* pool_name, void* p, std::size_t bytes) {
+    {
+        const auto held = r.hold();
+        check_live_held<Core>(r, pool_name, p, bytes, "freed");
+        r.live.erase(reinterpret_cast<std::uintptr_t>(p));
+    }
     if (is_pooled_size(bytes))
         std::memset(p, fill_freed, bytes);
 }
 
 /// realloc kept or moved a block: the registry follows. Addresses, not pointers:
 /// `from` may be gone. A zero address is no block (forget only, or record only).
-inline void checked_moved(pool_state& s, std::uintptr_t from, std::uintptr_t to,
+inline void checked_moved(checked_registry& r, std::uintptr_t from, std::uintptr_t to,
                           std::size_t bytes) {
-    checked_registry& r = registry_of(s);
+    const auto held = r.hold();
     if (from != 0)
         r.live.erase(from);
     if (to != 0)

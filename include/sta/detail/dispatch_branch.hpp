@@ -19,14 +19,16 @@
 
 namespace sta::detail {
 
-template <class Layout, class Tag>
+template <class Layout, class Threads, class Tag>
 class branch_engine {
   public:
     static constexpr const char* name = "sta::memory_pool<inline_branch>";
     using state_type = typename Layout::state;
     using core = typename Layout::template core<branch_engine>;
+    /// Where the state lives: one for the program, or one per thread (pool_home.hpp).
+    using home = typename Threads::template home<state_type, branch_engine>;
 
-    STA_FORCE_INLINE static state_type& state() noexcept { return through_register(state_); }
+    STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
@@ -65,8 +67,6 @@ class branch_engine {
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
 
   private:
-    static constinit inline state_type state_{};
-
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
         free_block*& head = core::head(slot);
         if (free_block* block = head) {

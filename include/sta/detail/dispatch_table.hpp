@@ -31,31 +31,33 @@
 
 namespace sta::detail {
 
-template <class Layout, class Tag>
+template <class Layout, class Threads, class Tag>
 class table_engine {
   public:
     using alloc_fn = void* (*)(std::size_t bytes) noexcept;
     using free_fn = void (*)(void* p, std::size_t bytes) noexcept;
 
     struct state_type : Layout::state {
-        alloc_fn alloc_table[slot_count];
-        free_fn free_table[slot_count];
+        std::array<alloc_fn, slot_count> alloc_table = initial_alloc_row();
+        std::array<free_fn, slot_count> free_table = initial_free_row();
     };
     using core = typename Layout::template core<table_engine>;
+    /// Where the state lives: one for the program, or one per thread (pool_home.hpp).
+    using home = typename Threads::template home<state_type, table_engine>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
 
-    STA_FORCE_INLINE static state_type& state() noexcept { return through_register(state_); }
+    STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
-        return state_.alloc_table[slot_of(bytes)](bytes);
+        return state().alloc_table[slot_of(bytes)](bytes);
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void* alloc() noexcept {
-        return state_.alloc_table[slot_of(Bytes)](Bytes);
+        return state().alloc_table[slot_of(Bytes)](Bytes);
     }
     STA_FORCE_INLINE static void free(void* p, std::size_t bytes) noexcept {
-        state_.free_table[slot_of(bytes)](p, bytes);
+        state().free_table[slot_of(bytes)](p, bytes);
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void free(void* p) noexcept {
@@ -64,44 +66,45 @@ class table_engine {
         if constexpr (is_pooled_slot(slot))
             put<canonical_slot(slot)>(p, Bytes);
         else
-            state_.free_table[slot](p, Bytes);
+            state().free_table[slot](p, Bytes);
     }
 
     /// Push a block on a canonical slot's list (carving uses it).
-    static void push(std::uint32_t slot, void* p) noexcept { state_.free_table[slot](p, 0); }
+    static void push(std::uint32_t slot, void* p) noexcept { state().free_table[slot](p, 0); }
     /// The smallest class, for a request of 0 bytes.
-    static void* alloc_smallest() noexcept { return state_.alloc_table[smallest_class_slot](0); }
+    static void* alloc_smallest() noexcept { return state().alloc_table[smallest_class_slot](0); }
 
     /// T1 for the accounting checkers: does the alloc slot serve its free list?
     static bool slot_serves_list(std::uint32_t slot) noexcept {
-        return state_.alloc_table[slot] == alloc_row(all_slots{}, true)[slot];
+        return state().alloc_table[slot] == alloc_row(all_slots{}, true)[slot];
     }
 
-    static constexpr state_type initial_state() noexcept {
-        state_type s{};
-        const auto bumps = alloc_row(all_slots{}, false);
-        const auto puts = free_row(all_slots{});
-        for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
-            s.alloc_table[slot] = slot == 0               ? &outside<table_engine>::alloc
-                                  : !is_pooled_slot(slot) ? &next_tiers<table_engine>::alloc
-                                                          : bumps[slot];
-            s.free_table[slot] = slot == 0               ? &outside<table_engine>::free
-                                 : !is_pooled_slot(slot) ? &next_tiers<table_engine>::free
-                                                         : puts[slot];
-        }
-        return s;
+    /// The alloc slots of a fresh state: every pooled slot at bump<N>.
+    static constexpr std::array<alloc_fn, slot_count> initial_alloc_row() noexcept {
+        auto row = alloc_row(all_slots{}, false);
+        for (std::uint32_t slot = 0; slot < slot_count; ++slot)
+            if (!is_pooled_slot(slot))
+                row[slot] =
+                    slot == 0 ? &outside<table_engine>::alloc : &next_tiers<table_engine>::alloc;
+        return row;
+    }
+    static constexpr std::array<free_fn, slot_count> initial_free_row() noexcept {
+        auto row = free_row(all_slots{});
+        for (std::uint32_t slot = 0; slot < slot_count; ++slot)
+            if (!is_pooled_slot(slot))
+                row[slot] =
+                    slot == 0 ? &outside<table_engine>::free : &next_tiers<table_engine>::free;
+        return row;
     }
 
   private:
-    static state_type state_;
-
     template <std::uint32_t Slot>
     static void set_alloc_slot(alloc_fn fn) noexcept {
-        state_.alloc_table[Slot] = fn;
+        state().alloc_table[Slot] = fn;
         if constexpr (Slot == smallest_class_slot) { // 30..32 alias the 8 B class
-            state_.alloc_table[30] = fn;
-            state_.alloc_table[31] = fn;
-            state_.alloc_table[32] = fn;
+            state().alloc_table[30] = fn;
+            state().alloc_table[31] = fn;
+            state().alloc_table[32] = fn;
         }
     }
 
@@ -164,9 +167,5 @@ class table_engine {
     }
     using all_slots = std::make_integer_sequence<std::uint32_t, slot_count>;
 };
-
-template <class Layout, class Tag>
-constinit typename table_engine<Layout, Tag>::state_type
-    table_engine<Layout, Tag>::state_ = table_engine<Layout, Tag>::initial_state();
 
 } // namespace sta::detail

@@ -52,10 +52,18 @@
 //  S7  wake_at is 0 for current and partial spans; a sleeping span has
 //      wake_at < used, and wakes (becomes partial) when a free brings used to it.
 //  S8  A span whose blocks are all free (used == 0) is clean, unless it is current.
+//  S9  Every span's owner is the state that mapped its segment, from then on: a state
+//      never gives a segment away (a per-thread state whose thread ended is adopted
+//      whole by a later thread, pool_home.hpp), so the owner of a block never changes
+//      while the block is live.
+//  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
+//      the span's owner. A block freed by another thread goes to the owner's inbox
+//      (pool_state.hpp) and counts as used (S4) until the owner drains it.
 //  T1  (table dispatch) a non-empty heads[slot] has its alloc slot at get<N>.
 #pragma once
 
 #include "sta/detail/hooks.hpp"
+#include "sta/detail/next_tiers.hpp"
 #include "sta/detail/pool_state.hpp"
 #include "sta/detail/pool_stats.hpp"
 #include "sta/detail/segment_map.hpp"
@@ -77,6 +85,8 @@ inline constexpr std::size_t segment_meta_bytes = 4096;
 
 enum class span_role : std::uint8_t { clean, current, partial, sleeping };
 
+struct span_state;
+
 struct alignas(64) span {
     free_block* free = nullptr;        // S4: blocks freed into the span, LIFO
     std::uint32_t used = 0;            // S4
@@ -86,6 +96,7 @@ struct alignas(64) span {
     span_role role = span_role::clean; // S3
     span* next = nullptr;              // S3: the clean list or the class's partial list
     span* prev = nullptr;              // the partial list only
+    span_state* owner = nullptr;       // S9: the state whose segment this is
 };
 
 struct segment {
@@ -179,6 +190,14 @@ struct span_core {
             return;
         }
         span* const sp = span_of(p);
+        if constexpr (threaded)
+            if (sp->owner != &st) [[unlikely]]
+                return send_home(sp, p); // S10
+        release_to_span(sp, p);
+    }
+
+    /// A block of `sp`, freed by its owner, goes to the span's own list (S4, S7).
+    STA_FORCE_INLINE static void release_to_span(span* sp, void* p) noexcept {
         hooks::store_link(p, sp->free);
         hooks::block_pushed(p, class_bytes_of_slot(sp->slot));
         sp->free = static_cast<free_block*>(p);
@@ -188,8 +207,27 @@ struct span_core {
 
     /// heads[slot] is empty and the bump range too short: find the class a span with
     /// blocks to hand out (see the file comment for the order), then hand out one.
+    /// A thread without a pool adopts one first; blocks other threads sent home are
+    /// taken back first, and may give the class its list again.
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
-        span_state& st = s();
+        span_state* const own = Engine::home::own();
+        if (own == nullptr)
+            return nullptr;
+        span_state& st = *own;
+        if constexpr (threaded) {
+            if (drain(st)) {
+                if (free_block* const block = st.heads[slot]) {
+                    st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+                    return block;
+                }
+                const std::size_t bytes = class_bytes_of_slot(slot);
+                if (bytes <= static_cast<std::size_t>(st.ends[slot] - st.cursors[slot])) {
+                    std::byte* const block = st.cursors[slot]; // the current span emptied
+                    st.cursors[slot] = block + bytes;
+                    return block;
+                }
+            }
+        }
         if (span* const cur = st.current[slot]) {
             const std::uint32_t freed = cur->capacity - cur->used;
             if (freed >= reuse_threshold(cur->capacity))
@@ -223,6 +261,32 @@ struct span_core {
     }
 
     // ---- slow paths ------------------------------------------------------------------
+
+    static constexpr bool threaded = Engine::home::threaded;
+
+    /// S10: another thread's block goes to its owner's inbox.
+    STA_NOINLINE static void send_home(span* sp, void* p) noexcept { sp->owner->inbox.push(p); }
+
+    /// Take back every block other threads sent home (the owner only). True when there
+    /// was any.
+    static bool drain(span_state& st) noexcept {
+        void* b = st.inbox.take_all();
+        if (b == nullptr)
+            return false;
+        while (b != nullptr) {
+            void* const next = hooks::load_link(b);
+            if (is_pool_segment(b))
+                Engine::push(span_of(b)->slot, b); // keeps the table's slots (T1)
+            else
+                next_tiers<Engine>::heap_free_sent(st, b);
+            b = next;
+        }
+        return true;
+    }
+
+    /// The thread of `st` ends (pool_home.hpp): what other threads sent goes back to
+    /// the lists now, so the state waits for its next thread with nothing in flight.
+    static void park(span_state& st) noexcept { (void)drain(st); }
 
     /// The class takes the span's free blocks as its list (S4: they count as used).
     static void* take_list(std::uint32_t slot, span* sp) noexcept {
@@ -358,7 +422,7 @@ struct span_core {
     /// Map a segment; its spans join the clean list so that they come out in address
     /// order. False, with nothing changed, when the OS refuses.
     STA_NOINLINE static bool map_segment() noexcept {
-        span_state& st = s();
+        span_state& st = s(); // refill adopted the state, and it is the thread's now
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;
@@ -368,8 +432,11 @@ struct span_core {
         st.segments = seg;
         ++st.pages_mapped;
         mark_pool_segment(seg);
-        for (std::uint32_t i = spans_per_segment; i-- != 0;)
+        Engine::home::segment_mapped();
+        for (std::uint32_t i = spans_per_segment; i-- != 0;) {
+            seg->spans[i].owner = &st; // S9
             make_clean(&seg->spans[i]);
+        }
         hooks::page_mapped(static_cast<std::byte*>(memory) + segment_meta_bytes,
                            segment_bytes - segment_meta_bytes);
         return true;

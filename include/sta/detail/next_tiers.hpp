@@ -1,9 +1,7 @@
 // sta-pool: where requests above 32 KiB go — the pool's second and third tiers.
 //
-//   (32 KiB, page_bytes / 2]   the pool's private heap, unsynchronized:
-//                              Linux: sta::thread_heap (TLSF over OS chunks);
-//                              Windows: HeapCreate(HEAP_NO_SERIALIZE), created on
-//                              first use.
+//   (32 KiB, page_bytes / 2]   the pool's private heap, unsynchronized
+//                              (detail/private_heap.hpp);
 //   above page_bytes / 2       std::malloc, the process heap: memory other threads
 //                              can reuse once it is freed.
 //   above PTRDIFF_MAX          refused (nullptr) before any allocator is asked.
@@ -14,9 +12,8 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/pool_state.hpp"
 #include "sta/detail/size_class.hpp"
-#include "sta/detail/tlsf_heap.hpp"
-#include "sta/detail/windows.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,58 +26,32 @@ namespace sta::detail {
 /// valgrind would report as a "fishy" size).
 inline constexpr std::size_t max_request_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
 
-#if defined(_WIN32)
-/// The Windows private heap: HeapCreate(HEAP_NO_SERIALIZE), made on first use.
-class win32_private_heap {
-  public:
-    void* alloc(std::size_t bytes) noexcept {
-        if (handle_ == nullptr && (handle_ = ::HeapCreate(HEAP_NO_SERIALIZE, 0, 0)) == nullptr)
-            return nullptr;
-        return ::HeapAlloc(handle_, 0, bytes);
-    }
-    void free(void* p, std::size_t) noexcept { ::HeapFree(handle_, 0, p); }
-    void* realloc(void* p, std::size_t bytes) noexcept {
-        return ::HeapReAlloc(handle_, 0, p, bytes);
-    }
-    bool holds_memory() const noexcept { return handle_ != nullptr; }
-
-  private:
-    HANDLE handle_ = nullptr;
-};
-using private_heap = win32_private_heap;
-#else
-/// The Linux private heap: sta::thread_heap.
-class linux_private_heap {
-  public:
-    void* alloc(std::size_t bytes) noexcept { return heap_.alloc(bytes); }
-    void free(void* p, std::size_t bytes) noexcept { heap_.free(p, bytes); }
-    void* realloc(void* p, std::size_t bytes) noexcept { return heap_.realloc(p, bytes); }
-    bool holds_memory() const noexcept { return heap_.stats().chunks != 0; }
-
-  private:
-    thread_heap heap_{};
-};
-using private_heap = linux_private_heap;
-#endif
-
-/// The tiers above the pool, one private heap per pool (`Engine`).
+/// The tiers above the pool. The private heap is the calling thread's pool's
+/// (pool_state::heap); in a per-thread family each heap block starts with its owner
+/// (NT1), so that a free from another thread can send it home.
+///
+///   per-thread heap block:  [ owner state* | 8 unused ][ bytes of the caller ]
+///                           ^ from the heap            ^ p, 16-aligned
+///
+///  NT1 per-thread families: the pointer at p - 16 of a heap-tier block is the state
+///      whose heap holds the block (p - 16 is that heap's block of bytes + 16).
+///  NT2 seed mode: a heap-tier block is the pool's heap's own block, no prefix.
 template <class Engine>
 struct next_tiers {
-    static constinit inline private_heap heap{};
+    using home = typename Engine::home;
+    static constexpr std::size_t owner_prefix = home::threaded ? 16 : 0;
 
-    static bool in_heap(std::size_t bytes) noexcept {
-        return bytes <= Engine::state().page_bytes / 2;
-    }
+    static bool in_heap(std::size_t bytes) noexcept { return bytes <= home::page_bytes() / 2; }
 
     static void* alloc(std::size_t bytes) noexcept {
         if (in_heap(bytes))
-            return heap.alloc(bytes);
+            return heap_alloc(bytes);
         return bytes <= max_request_bytes ? std::malloc(bytes) : nullptr;
     }
 
     static void free(void* p, std::size_t bytes) noexcept {
         if (in_heap(bytes))
-            heap.free(p, bytes);
+            heap_free(p, bytes);
         else
             std::free(p);
     }
@@ -91,8 +62,68 @@ struct next_tiers {
             return nullptr;
         const bool old_in_heap = in_heap(old_bytes);
         if (old_in_heap == in_heap(new_bytes))
-            return old_in_heap ? heap.realloc(p, new_bytes) : std::realloc(p, new_bytes);
-        void* q = alloc(new_bytes); // across the page/2 boundary: move
+            return old_in_heap ? heap_realloc(p, old_bytes, new_bytes) : std::realloc(p, new_bytes);
+        return move(p, old_bytes, new_bytes); // across the page/2 boundary
+    }
+
+    // ---- the private heap (also the C API's tier for poor fits, c_heap.hpp) ----------
+
+    static void* heap_alloc(std::size_t bytes) noexcept {
+        auto* const st = home::own();
+        if (st == nullptr)
+            return nullptr;
+        if constexpr (!home::threaded) {
+            return st->heap.alloc(bytes);
+        } else {
+            auto* const block = static_cast<std::byte*>(st->heap.alloc(bytes + owner_prefix));
+            if (block == nullptr)
+                return nullptr;
+            home::heap_used(); // freezes the page size (memory_pool.hpp)
+            pool_state* const owner = st;
+            std::memcpy(block, &owner, sizeof owner); // NT1
+            return block + owner_prefix;
+        }
+    }
+
+    static void heap_free(void* p, std::size_t bytes) noexcept {
+        if constexpr (!home::threaded) {
+            home::state().heap.free(p, bytes);
+        } else {
+            pool_state* const owner = owner_of(p);
+            if (owner == &home::state())
+                owner->heap.free(block_of(p), bytes + owner_prefix);
+            else
+                owner->inbox.push(p); // drained by the owner (layout_spans.hpp)
+        }
+    }
+
+    static void* heap_realloc(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
+        if constexpr (!home::threaded) {
+            return home::state().heap.realloc(p, bytes);
+        } else {
+            pool_state* const owner = owner_of(p);
+            if (owner != &home::state())
+                return move(p, old_bytes, bytes); // another thread's heap: never touched
+            auto* const block =
+                static_cast<std::byte*>(owner->heap.realloc(block_of(p), bytes + owner_prefix));
+            return block != nullptr ? block + owner_prefix : nullptr; // the prefix moved along
+        }
+    }
+
+    /// A heap block another thread sent home, freed by its owner `st` (NT1).
+    static void heap_free_sent(pool_state& st, void* p) noexcept { st.heap.free(block_of(p)); }
+
+  private:
+    static pool_state* owner_of(const void* p) noexcept {
+        pool_state* owner;
+        std::memcpy(&owner, static_cast<const std::byte*>(p) - owner_prefix, sizeof owner);
+        return owner;
+    }
+    static std::byte* block_of(void* p) noexcept {
+        return static_cast<std::byte*>(p) - owner_prefix;
+    }
+    static void* move(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+        void* q = alloc(new_bytes);
         if (q == nullptr)
             return nullptr;
         std::memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);

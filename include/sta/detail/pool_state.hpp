@@ -1,20 +1,22 @@
-// sta-pool: what every pool holds whatever its layout, and the owner-thread rule.
+// sta-pool: what every pool holds whatever its layout.
 //
-// A pool's state is one constant-initialised struct per (dispatch, layout, tag):
-// this common part, extended by the layout (layout_shared_cursor.hpp,
-// layout_spans.hpp) and, for the table dispatch, by its two tables. Nothing in it
-// needs a constructor to run, so a pool works from any global constructor.
+// A pool's state is a constant-initialised struct: this common part, extended by the
+// layout (layout_shared_cursor.hpp, layout_spans.hpp) and, for the table dispatch, by
+// its two tables. A seed-mode pool has one for the program, a per-thread pool one per
+// thread (pool_home.hpp says where they live). Nothing in it needs a constructor to
+// run, so a pool works from any global constructor.
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/hooks.hpp"
+#include "sta/detail/owner_mark.hpp"
 #include "sta/detail/page_source.hpp"
+#include "sta/detail/private_heap.hpp"
 #include "sta/detail/size_class.hpp"
-#include "sta/detail/thread_identity.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 namespace sta::detail {
 
@@ -27,6 +29,29 @@ struct free_block {
     free_block* next;
 };
 
+/// Blocks that other threads freed into a per-thread pool, waiting for its owner: a
+/// stack linked through the blocks' first words. Any thread pushes with one
+/// compare-and-swap (release); only the owner takes, all at once (acquire), so the
+/// links it reads were written before the push that published them.
+struct remote_inbox {
+    std::atomic<void*> head{nullptr};
+
+    /// Any thread. The block is the sender's no more: its first word becomes the link.
+    void push(void* block) noexcept {
+        void* old = head.load(std::memory_order_relaxed);
+        do
+            hooks::store_link(block, old);
+        while (!head.compare_exchange_weak(old, block, std::memory_order_release,
+                                           std::memory_order_relaxed));
+    }
+    /// The owner only: every block sent so far (nullptr when none), linked.
+    void* take_all() noexcept {
+        if (head.load(std::memory_order_relaxed) == nullptr)
+            return nullptr;
+        return head.exchange(nullptr, std::memory_order_acquire);
+    }
+};
+
 struct pool_state {
     /// The page size: the unit the shared-cursor layout maps, and for every layout the
     /// bound of the private-heap tier (page_bytes / 2). Frozen once memory is held.
@@ -34,9 +59,15 @@ struct pool_state {
     /// OS mappings made: pages (shared cursor) or segments (spans).
     std::size_t pages_mapped = 0;
     map_pages_fn map_pages = &os_map_pages; // tests swap in a failing source
-    std::uintptr_t owner_key = 0;           // checked builds: the owner thread
-    unsigned long owner_number = 0;
-    void* checked = nullptr; // checked builds: the registry of live blocks (checked.hpp)
+    /// Seed mode, checked builds: the owner thread (the thread rule, owner_mark.hpp).
+    [[no_unique_address]] owner_mark owner;
+    void* checked = nullptr; // seed mode, checked builds: the registry of live blocks
+    /// The tier above 32 KiB (next_tiers.hpp): each pool state has its own.
+    private_heap heap{};
+    // ---- per-thread pools only (pool_home.hpp) ----
+    remote_inbox inbox;                // blocks freed by other threads
+    pool_state* next_parked = nullptr; // the family's parked list (H1)
+    pool_state* next_made = nullptr;   // the family's chain of every state (H3)
 #if STA_POOL_STATS
     std::uint64_t allocations[slot_count] = {};
     std::uint64_t frees[slot_count] = {};
@@ -59,36 +90,6 @@ STA_FORCE_INLINE State& through_register(State& state) noexcept {
     return *p;
 #else
     return state;
-#endif
-}
-
-/// Misuse in a checked build: print one line that says what happened, then abort.
-[[noreturn]] STA_COLD inline void report_misuse(const char* pool_name, const char* what) noexcept {
-    std::fprintf(stderr, "sta-pool: %s: %s\n", pool_name, what);
-    std::fflush(stderr);
-    std::abort();
-}
-
-/// The owner-thread rule. The first thread to call a pool owns it.
-STA_COLD inline void claim_or_die(pool_state& s, const char* pool_name) noexcept {
-    if (s.owner_key == 0) {
-        s.owner_key = thread_key();
-        s.owner_number = thread_number();
-        return;
-    }
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "called from thread %lu, but the pool belongs to thread %lu; a pool is used "
-                  "by one thread only (see the README, \"The thread rule\")",
-                  thread_number(), s.owner_number);
-    report_misuse(pool_name, line);
-}
-
-STA_FORCE_INLINE void check_owner([[maybe_unused]] pool_state& s,
-                                  [[maybe_unused]] const char* pool_name) noexcept {
-#if STA_POOL_CHECKS
-    if (s.owner_key != thread_key()) [[unlikely]]
-        claim_or_die(s, pool_name);
 #endif
 }
 

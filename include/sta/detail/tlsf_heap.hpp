@@ -237,6 +237,12 @@ class thread_heap {
         return s;
     }
 
+    /// The heap belongs to the next thread that calls it (checked builds forget the
+    /// owner; see detail/owner_mark.hpp). The caller makes sure the old owner is done.
+    void hand_over() noexcept {
+        owner_.hand_over();
+    }
+
     /// Give the cached wholly free chunk (if any) back to the OS.
     void trim() noexcept {
         owner_.check("sta::thread_heap");
@@ -523,10 +529,9 @@ class thread_heap {
 
     [[noreturn]] STA_COLD static void die(const char* what, const void* p,
                                           const std::string& detail) noexcept {
-        std::fprintf(stderr, "sta-pool: sta::thread_heap: %s: block %p %s\n", what, p,
-                     detail.c_str());
-        std::fflush(stderr);
-        std::abort();
+        char line[512];
+        std::snprintf(line, sizeof line, "%s: block %p %s", what, p, detail.c_str());
+        detail::report_misuse("sta::thread_heap", line);
     }
 
     thread_heap_source source_;

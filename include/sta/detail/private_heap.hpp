@@ -1,0 +1,57 @@
+// sta-pool: the private heap of a pool — the unsynchronized tier for requests above
+// 32 KiB and up to page_bytes / 2 (detail/next_tiers.hpp routes them). Each pool state
+// holds one (pool_state.hpp), so a per-thread pool has a heap per thread.
+//
+//   Linux:   sta::thread_heap (TLSF over OS chunks, detail/tlsf_heap.hpp).
+//   Windows: HeapCreate(HEAP_NO_SERIALIZE), created on first use.
+//
+// Both are constant-initialised and used by one thread at a time; hand_over() lets
+// the heap move to the next thread (a parked per-thread pool adopted by a new thread).
+#pragma once
+
+#include "sta/detail/tlsf_heap.hpp"
+#include "sta/detail/windows.hpp"
+
+#include <cstddef>
+
+namespace sta::detail {
+
+#if defined(_WIN32)
+/// The Windows private heap: HeapCreate(HEAP_NO_SERIALIZE), made on first use.
+class win32_private_heap {
+  public:
+    void* alloc(std::size_t bytes) noexcept {
+        if (handle_ == nullptr && (handle_ = ::HeapCreate(HEAP_NO_SERIALIZE, 0, 0)) == nullptr)
+            return nullptr;
+        return ::HeapAlloc(handle_, 0, bytes);
+    }
+    void free(void* p, std::size_t) noexcept { ::HeapFree(handle_, 0, p); }
+    void free(void* p) noexcept { ::HeapFree(handle_, 0, p); }
+    void* realloc(void* p, std::size_t bytes) noexcept {
+        return ::HeapReAlloc(handle_, 0, p, bytes);
+    }
+    bool holds_memory() const noexcept { return handle_ != nullptr; }
+    void hand_over() noexcept {}
+
+  private:
+    HANDLE handle_ = nullptr;
+};
+using private_heap = win32_private_heap;
+#else
+/// The Linux private heap: sta::thread_heap.
+class linux_private_heap {
+  public:
+    void* alloc(std::size_t bytes) noexcept { return heap_.alloc(bytes); }
+    void free(void* p, std::size_t bytes) noexcept { heap_.free(p, bytes); }
+    void free(void* p) noexcept { heap_.free(p); }
+    void* realloc(void* p, std::size_t bytes) noexcept { return heap_.realloc(p, bytes); }
+    bool holds_memory() const noexcept { return heap_.stats().chunks != 0; }
+    void hand_over() noexcept { heap_.hand_over(); }
+
+  private:
+    thread_heap heap_{};
+};
+using private_heap = linux_private_heap;
+#endif
+
+} // namespace sta::detail
