@@ -22,7 +22,11 @@
 // is shared, and wall time would count the time other processes hold the core.
 //
 // The pool rows: sta-branch and sta-table (the seed's shared-cursor layout, both
-// dispatch policies), sta-spans-branch and sta-spans-table (the span layout).
+// dispatch policies), sta-spans-branch and sta-spans-table (the span layout, in its
+// default thread policy: threads::per_thread unless the library says otherwise — the
+// context key "sta_spans_threads" names it), and sta-spans-seed: the span layout with
+// the default dispatch in threads::one_owner, the seed's mode, at the peers' sizes only
+// (the report compares it with the default; issue 14).
 // Names: get/<allocator>/<pattern>/<ct|rt>/<bytes>; the counter `ops` is the number
 // of operations per iteration, so ns per op = real_time / ops.
 #include "peers.hpp"
@@ -224,13 +228,17 @@ void add(const std::string& allocator) {
     }
 }
 
-/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy, layout).
+/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy, layout, thread
+/// policy). PolicyIndex 0, 1: shared cursor; 2, 3: spans in the layout's default thread
+/// policy; 4: spans in threads::one_owner (sta-spans-seed).
 template <class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
 struct pool_variant {
     using layout =
         std::conditional_t<PolicyIndex >= 2, sta::layout::spans, sta::layout::shared_cursor>;
+    using threads = std::conditional_t<PolicyIndex == 4, sta::threads::one_owner,
+                                       sta::threads::default_for<layout>>;
     template <pattern P>
-    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>, layout>;
+    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>, layout, threads>;
 };
 
 template <pattern P, class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
@@ -277,6 +285,7 @@ void add_class() {
     add_pool<sta::dispatch::self_rewriting_table, 2, Bytes>("sta-spans-table");
     add_pool<sta::dispatch::inline_branch, 3, Bytes>("sta-spans-branch");
     if constexpr (peer_class(Bytes)) {
+        add_pool<sta::dispatch::default_policy, 4, Bytes>("sta-spans-seed");
         add<bench::malloc_peer, Bytes, false>("malloc");
         add<bench::new_delete_peer, Bytes, false>("std::allocator");
         add<bench::mimalloc_dl_peer, Bytes, false>("mimalloc-dlopen");
@@ -313,6 +322,15 @@ constexpr const char* default_layout_name() {
     return sta::layout::default_layout::name;
 }
 
+/// The thread policy of the sta-spans-* rows, context key "sta_spans_threads".
+constexpr const char* spans_threads_name() {
+    using threads = sta::threads::default_for<sta::layout::spans>;
+    constexpr bool per_thread = std::is_same_v<threads, sta::threads::per_thread>;
+    constexpr bool one_owner = std::is_same_v<threads, sta::threads::one_owner>;
+    static_assert(per_thread || one_owner, "a new thread policy: name it here and in report.py");
+    return per_thread ? "per_thread" : "one_owner";
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -328,6 +346,7 @@ int main(int argc, char** argv) {
                                 "pure get 2.30, balanced 2.45, fresh 1.95 (the seed, Windows)");
     benchmark::AddCustomContext("sta_default_policy", default_policy_name());
     benchmark::AddCustomContext("sta_default_layout", default_layout_name());
+    benchmark::AddCustomContext("sta_spans_threads", spans_threads_name());
     add_all(std::make_index_sequence<13>{}); // 8 B .. 32 KiB
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

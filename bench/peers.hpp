@@ -64,10 +64,13 @@ inline void escape(T& object) noexcept {
 /// The pool, one instance per (dispatch policy, tag, layout): a tag gives a benchmark its
 /// own pages and free lists, so "fresh" really starts with empty lists. The layout is
 /// named, not defaulted: the seed's shared cursor unless a row asks for spans, whatever
-/// STA_POOL_SPANS makes sta::memory_pool's default.
-template <class Policy, class Tag, class Layout = sta::layout::shared_cursor>
+/// STA_POOL_SPANS makes sta::memory_pool's default. The thread policy is the layout's
+/// default (sta::threads::default_for: per_thread on spans, one_owner on the shared
+/// cursor) unless a row names it: the "-seed" rows take spans in threads::one_owner.
+template <class Policy, class Tag, class Layout = sta::layout::shared_cursor,
+          class Threads = sta::threads::default_for<Layout>>
 struct pool_peer {
-    using pool = sta::basic_memory_pool<Policy, Tag, Layout>;
+    using pool = sta::basic_memory_pool<Policy, Tag, Layout, Threads>;
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = true;

@@ -2,7 +2,9 @@
 // the GUI scene of bench/scenarios.hpp, one iteration = one round.
 //
 // Allocators: the pool (both dispatch variants, each in the seed's shared-cursor layout
-// — sta-table, sta-branch — and in the span layout — sta-spans-table, sta-spans-branch),
+// — sta-table, sta-branch — and in the span layout — sta-spans-table, sta-spans-branch —
+// in its default thread policy; and sta-spans-seed: the span layout, default dispatch, in
+// threads::one_owner, the seed's mode, beside the default for issue 14),
 // std::allocator (glibc; jemalloc, tcmalloc and mimalloc when the report runs this binary
 // under LD_PRELOAD), mimalloc in-process through dlopen, std::pmr::unsynchronized_pool_resource
 // and the two bump allocators, std::pmr::monotonic_buffer_resource and
@@ -48,6 +50,11 @@ using sta_spans_table_alloc = bench::pool_allocator_of<sta::dispatch::self_rewri
 template <class T>
 using sta_spans_branch_alloc =
     bench::pool_allocator_of<sta::dispatch::inline_branch, branch_tag, sta::layout::spans>::type<T>;
+struct seed_tag {};
+template <class T>
+using sta_spans_seed_alloc =
+    sta::allocator_adapter<T, sta::basic_memory_pool<sta::dispatch::default_policy, seed_tag,
+                                                     sta::layout::spans, sta::threads::one_owner>>;
 template <class T>
 using std_alloc = std::allocator<T>;
 
@@ -152,6 +159,7 @@ std::vector<family> families() {
             make<sta_branch_alloc>("sta-branch", source::none),
             make<sta_spans_table_alloc>("sta-spans-table", source::none),
             make<sta_spans_branch_alloc>("sta-spans-branch", source::none),
+            make<sta_spans_seed_alloc>("sta-spans-seed", source::none),
             make<std_alloc>("std::allocator", source::none),
             make<bench::mimalloc_dl_allocator>("mimalloc-dlopen", source::none,
                                                [] { return bench::mimalloc_dl_peer::available(); }),

@@ -43,8 +43,19 @@ POLICIES = {"inline_branch": "sta-branch", "self_rewriting_table": "sta-table"}
 LAYOUTS = ["shared_cursor", "spans"]
 LAYOUT_TEXT = {"shared_cursor": "shared cursor", "spans": "spans"}
 # The pool's rows in the sections that name the layout, not the dispatch (waves,
-# traversal, phase change, clients, BSTR): the default dispatch in each layout.
+# traversal, phase change, clients, BSTR, threads): the default dispatch in each layout.
 LAYOUT_ROWS = {"shared_cursor": "sta-cursor", "spans": "sta-spans"}
+# The span layout in the seed's thread mode (threads::one_owner, the default dispatch):
+# a row of get, the scenarios and the threads' churn at 1 thread, beside the span rows in
+# their default thread policy, which get_benchmark's context key "sta_spans_threads" names.
+SEED_ROW = "sta-spans-seed"
+SPANS_THREADS = ["per_thread", "one_owner"]
+# The threads benchmark (bench/threads_benchmark.cpp): workloads and thread counts
+# (prodcons at N: N producers + N consumers).
+THREAD_WORKLOADS = ["churn32", "churn_mixed", "prodcons"]
+THREAD_COUNTS = [1, 2]
+THREAD_WORKLOAD_TEXT = {"churn32": "churn 32 B", "churn_mixed": "churn mixed sizes",
+                        "prodcons": "producer/consumer"}
 
 # A peer and the allocator names it is measured under in the results. A peer's figure
 # for a measure is the fastest of its variants.
@@ -56,12 +67,14 @@ PEERS = {
     "boost::pool": ["boost-pool"],
     "bump": ["pmr-monotonic", "foonathan-stack"],
     "original CComBSTR": ["bstr-original"],
+    "seed mode": [SEED_ROW],  # the seed-mode measures only (they name it beside ours)
 }
 # Groups of peers; "all" is every allocator that is not the pool.
 GROUPS = {"general": ["mimalloc", "jemalloc", "tcmalloc"]}
 GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
-              "all": "the best peer", "original CComBSTR": "the original CComBSTR"}
+              "all": "the best peer", "original CComBSTR": "the original CComBSTR",
+              "seed mode": "the seed's mode (threads::one_owner)"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
 SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + ["callgrind", "clients", "wine"]
@@ -94,6 +107,14 @@ class Target(NamedTuple):
     label: str
     why: str  # key of the "why missed" text (WHY below)
     conds: list
+    layouts: tuple = tuple(LAYOUTS)  # the layouts it is judged on (threads: spans only)
+
+
+def thread_text(workload, n):
+    """How the report names a thread count: "1 thread", "2 threads", "1+1 threads"."""
+    if workload == "prodcons":
+        return f"{n}+{n} threads"
+    return f"{n} thread" + ("s" if n > 1 else "")
 
 
 TARGETS = (
@@ -122,7 +143,20 @@ TARGETS = (
        Target("phase", "phase change (peak RSS / 64 MiB)", "phase",
               [Cond("phase", "all", "at_most", 1.2)]),
        Target("bstr", f"BSTR append, {BSTR_APPENDS} appends", "bstr",
-              [Cond(f"bstr/{BSTR_APPENDS}", "original CComBSTR", "faster", 38.0)])])
+              [Cond(f"bstr/{BSTR_APPENDS}", "original CComBSTR", "faster", 38.0)])]
+    # issue 14: per-thread pools (the span layout only: the shared cursor has one owner)
+    + [Target(f"threads_{w}", f"threads: {THREAD_WORKLOAD_TEXT[w]}, per thread", "threads",
+              [Cond(f"threads/{w}/{n}", "all", "faster", t) for n in THREAD_COUNTS], ("spans",))
+       for w, t in [("churn32", 1.5), ("churn_mixed", 1.5), ("prodcons", 1.0)]]
+    + [Target("threads_rss", "threads: producer/consumer peak RSS over baseline", "threads_rss",
+              [Cond(f"threads_rss/prodcons/{n}", "mimalloc", "within", 1.2)
+               for n in THREAD_COUNTS], ("spans",))]
+    + [Target(f"seed_{p}", f"per-thread vs seed mode, 32 B {p}", "seed",
+              [Cond(f"seed/get/{p}/{m}/32", "seed mode", "within", 1.10) for m in ["ct", "rt"]],
+              ("spans",)) for p in PATTERNS]
+    + [Target("seed_scenario", "per-thread vs seed mode, scenarios", "seed",
+              [Cond(f"seed/scenario/{s}", "seed mode", "within", 1.10) for s in ["tree", "gui"]],
+              ("spans",))])
 
 
 def wave_target(workload):
@@ -155,6 +189,7 @@ PRETTY = {
     "sta-spans": "sta (spans)",
     "sta-spans+thp": "sta (spans, huge pages)",
     "sta-spans+prefault": "sta (spans, prefault)",
+    SEED_ROW: "sta (spans, seed mode: threads::one_owner)",
     "bstr-original": "original CComBSTR",
     "malloc": "glibc malloc",
     "std::allocator": "std::allocator (glibc)",
@@ -211,6 +246,10 @@ class Results:
     client_workloads: list = field(default_factory=list)  # in the runner's order
     bstr: dict = field(default_factory=dict)  # (way, appends) -> ns per run
     skips: dict = field(default_factory=dict)  # KEY -> reason
+    # (allocator, workload, threads) -> {"ns_per_op", "cpu_ns_per_op", "net_peak_kib",
+    # "processes"}: medians over processes
+    threads: dict = field(default_factory=dict)
+    spans_threads: str = "per_thread"  # the thread policy of the sta-spans-* rows
 
     @property
     def other_policy(self):
@@ -309,14 +348,16 @@ def load_context(doc, path, key, allowed):
 
 
 def load_get(results, skips):
-    """(the pool's rows, the default layout, {(allocator, pattern, mode, bytes): ns per op})."""
+    """(the pool's rows, the default layout, the span rows' thread policy,
+    {(allocator, pattern, mode, bytes): ns per op})."""
     table = {}
-    policy = layout = None
+    policy = layout = spans_threads = None
     for preload, path in preload_files(results, "get", skips):
         doc = read_json(path)
         if not preload:
             policy = POLICIES[load_context(doc, path, "sta_default_policy", POLICIES)]
             layout = load_context(doc, path, "sta_default_layout", LAYOUTS)
+            spans_threads = load_context(doc, path, "sta_spans_threads", SPANS_THREADS)
         for run_name, b in medians(doc, path).items():
             parts = run_name.split("/")
             if len(parts) < 5 or parts[0] != "get":
@@ -332,7 +373,7 @@ def load_get(results, skips):
             ops = b.get("ops", 1.0) or 1.0
             field_name = "real_time" if "manual_time" in run_name else "cpu_time"
             table[(alloc, pattern, mode, size)] = to_ns(b, field_name) / ops
-    return policy, layout, table
+    return policy, layout, spans_threads, table
 
 
 def load_scenarios(results, skips):
@@ -423,6 +464,22 @@ def load_phase(path):
     return {a: {"net_peak_kib": net[a], "first_phase_kib": first[a]} for a in net}
 
 
+def load_threads(path):
+    """(allocator, workload, threads) -> medians over processes of each process's median."""
+    groups = {}
+    for r in read_lines(path):
+        try:
+            key = (r["allocator"], r["workload"], int(r["threads"]))
+            row = {f: float(r[f]) for f in ["ns_per_op", "cpu_ns_per_op", "net_peak_kib"]}
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed threads line: {r}") from None
+        if r.get("kind") != "threads" or key[1] not in THREAD_WORKLOADS or row["ns_per_op"] <= 0:
+            raise ReportError(f"{path}: not a threads result: {r}")
+        groups.setdefault(key, []).append(row)
+    return {k: dict({f: statistics.median(x[f] for x in rows) for f in rows[0]},
+                    processes=len(rows)) for k, rows in groups.items()}
+
+
 # The client runner's allocator names -> the report's (the pool's by layout, the peers').
 CLIENT_NAMES = {"cursor": "sta-cursor", "spans": "sta-spans", "glibc": "malloc",
                 "mimalloc": "mimalloc"}
@@ -464,7 +521,7 @@ def load(results, skips):
     def path(name):
         return os.path.join(results, name)
 
-    policy, layout, get = load_get(results, skips)
+    policy, layout, spans_threads, get = load_get(results, skips)
     scenarios = load_scenarios(results, skips)
     rss_rows = read_lines(path("rss.jsonl"))
     cold_rows = read_lines(path("cold.jsonl"))
@@ -498,7 +555,8 @@ def load(results, skips):
             "tiers": read_text(path("wine.md")), "com": read_text(path("com.md"))},
         waves=load_waves(path("waves.jsonl")), traversal=load_traversal(path("traversal.jsonl")),
         phase=load_phase(path("phase.jsonl")), clients=clients,
-        client_workloads=client_workloads, bstr=load_bstr(results), skips=dict(skips))
+        client_workloads=client_workloads, bstr=load_bstr(results), skips=dict(skips),
+        threads=load_threads(path("threads.jsonl")), spans_threads=spans_threads)
     check_complete(data)
     return data
 
@@ -511,9 +569,10 @@ def check_complete(data):
     by_layout = list(LAYOUT_ROWS.values())
     mimalloc = [] if "preload:mimalloc" in data.skips else ["mimalloc"]
     sections = {  # name -> (rows present, rows expected)
-        "get (get.json, get-PEER.json)": ({k[0] for k in data.get}, by_dispatch + peers),
+        "get (get.json, get-PEER.json)": ({k[0] for k in data.get},
+                                          by_dispatch + [SEED_ROW] + peers),
         "scenarios (scenario.json, scenario-PEER.json)": ({k[0] for k in data.scenarios},
-                                                          by_dispatch + peers),
+                                                          by_dispatch + [SEED_ROW] + peers),
         "peak RSS (rss.jsonl)": ({k[0] for k in data.rss_net}, by_dispatch + peers),
         "cold start (cold.jsonl)": (set(data.cold), by_dispatch + peers),
         "scale (scale.jsonl)": ({k[0] for k in data.scale}, by_dispatch + peers),
@@ -523,6 +582,12 @@ def check_complete(data):
     for workload in sorted({k[1] for k in data.waves}):
         sections[f"waves {workload} (waves.jsonl)"] = (
             {a for a, w in data.waves if w == workload}, by_layout + ["malloc"] + mimalloc)
+    for w in THREAD_WORKLOADS:
+        for n in THREAD_COUNTS:
+            seed = [SEED_ROW] if w != "prodcons" and n == 1 else []
+            sections[f"threads {w} at {n} (threads.jsonl)"] = (
+                {a for a, w_, n_ in data.threads if (w_, n_) == (w, n)},
+                [LAYOUT_ROWS["spans"]] + seed + ["malloc"] + peers)
     if data.ir:
         sections["instruction counts (callgrind.csv)"] = ({k[0] for k in data.ir},
                                                           by_dispatch + peers)
@@ -675,7 +740,45 @@ def build_measures(data, layout=None):
     out.append(make_measure(f"bstr/{BSTR_APPENDS}", f"BSTR, {BSTR_APPENDS} appends", "ns",
                             data.bstr.get((way, BSTR_APPENDS)),
                             {"bstr-original": data.bstr.get(("original", BSTR_APPENDS))}))
+    for w in THREAD_WORKLOADS:
+        for n in THREAD_COUNTS:
+            rows = {a: v for (a, w_, n_), v in data.threads.items() if (w_, n_) == (w, n)}
+            speed = {a: v["ns_per_op"] for a, v in rows.items()}
+            rss = {a: v["net_peak_kib"] for a, v in rows.items()}
+            text = f"{THREAD_WORKLOAD_TEXT[w]}, {thread_text(w, n)}"
+            out.append(make_measure(f"threads/{w}/{n}", f"{text} (ns per op per thread)", "ns",
+                                    speed.get(mine), speed))
+            out.append(make_measure(f"threads_rss/{w}/{n}", f"{text}: peak RSS over baseline",
+                                    "KiB", rss.get(mine), rss))
+    out += seed_measures(data, layout)
     return {m.id: m for m in out}
+
+
+def seed_measures(data, layout):
+    """The span rows in their default thread policy (ours) against the seed's mode, which
+    is named in `others` as the one variant of the group "seed mode"; ours is None on the
+    shared cursor, which has the seed's mode only."""
+    spans = layout == "spans"
+    row = data.row("spans")
+    out = []
+    for (a, p, mode, size) in sorted((k for k in data.get if k[0] == SEED_ROW),
+                                     key=lambda k: (k[3], PATTERNS.index(k[1]), k[2])):
+        out.append(Measure(f"seed/get/{p}/{mode}/{size}", f"{size} B {p} {mode}", "ns",
+                           data.get.get((row, p, mode, size)) if spans else None,
+                           {SEED_ROW: data.get[(a, p, mode, size)]}))
+    for s in ["tree", "gui"]:
+        if (SEED_ROW, s) in data.scenarios:
+            out.append(Measure(f"seed/scenario/{s}", f"scenario {s}", "µs",
+                               data.scenarios.get((row, s)) if spans else None,
+                               {SEED_ROW: data.scenarios[(SEED_ROW, s)]}))
+    for w in THREAD_WORKLOADS:
+        seed = data.threads.get((SEED_ROW, w, 1))
+        if seed is not None:
+            ours = data.threads.get((LAYOUT_ROWS["spans"], w, 1))
+            out.append(Measure(f"seed/threads/{w}", f"threads: {THREAD_WORKLOAD_TEXT[w]}, "
+                               "1 thread", "ns", ours["ns_per_op"] if spans and ours else None,
+                               {SEED_ROW: seed["ns_per_op"]}))
+    return out
 
 
 MAIN_GROUPS = ["glibc", "general", "all"]  # the main table's peer columns
@@ -725,7 +828,8 @@ def judge(data, measures_by_layout):
     """A Verdict for every target and layout: {layout: {id: Measure}} -> [Verdict]."""
     return [Verdict(t, lay, data.row(lay), [check(data, measures, c, data.row(lay))
                                             for c in t.conds])
-            for t in targets(data) for lay, measures in measures_by_layout.items()]
+            for t in targets(data) for lay, measures in measures_by_layout.items()
+            if lay in t.layouts]
 
 
 def measures_by_layout(data):
@@ -788,9 +892,14 @@ SHORT = {"client": "time", "client_rss": "peak RSS"}  # measures named by their 
 
 
 def short(measure_id):
-    kind = measure_id.split("/", 1)[0]
+    parts = measure_id.split("/")
+    kind = parts[0]
     if kind in SHORT:
         return SHORT[kind]
+    if kind in ("threads", "threads_rss"):  # threads/<workload>/<n>
+        return thread_text(parts[1], int(parts[2]))
+    if kind == "seed":  # seed/get/<pattern>/<mode>/<bytes>, seed/scenario/<name>
+        return parts[3] if parts[1] == "get" else parts[2]
     return measure_id.split("/")[-1].split("_")[0]  # "rss/tree" -> "tree", ... -> "grow"
 
 
@@ -967,9 +1076,40 @@ def why_bstr(data, v):
     return ", ".join(measured_text(v.target, c) for c in v.checks) + "."
 
 
+def why_threads(data, v):
+    workload = v.target.conds[0].measure.split("/")[1]
+    text = (", ".join(measured_text(v.target, c) for c in v.checks) +
+            " (ns per op per thread; every allocator in the threads table).")
+    if workload == "prodcons":
+        return text + (
+            " Every block is freed by another thread than the one that allocated it: the pool "
+            "pushes it onto its owner's inbox with one compare-and-swap and the owner takes "
+            "the inbox back at its next refill; the blocks themselves cross cores, for every "
+            "allocator alike.")
+    return text + (
+        " The churn frees blocks at random over the ring, across spans: a span's freed blocks "
+        "go back to its class sorted into address order each time the class takes the span "
+        "again (span_core::in_address_order, the largest symbol after the loop itself in a "
+        "perf profile of churn32 here).")
+
+
+def why_threads_rss(data, v):
+    return (", ".join(measured_text(v.target, c) for c in v.checks) +
+            " (peak RSS of the process over its baseline). Blocks freed by the consumers wait "
+            "in their owner's inbox until its next refill.")
+
+
+def why_seed(data, v):
+    return (", ".join(measured_text(v.target, c) for c in v.checks) +
+            ". The per-thread pool reaches its thread's state through one thread-local "
+            "pointer where the seed's mode has a constant address, and a free compares the "
+            "span's owner with it (the per-thread vs seed table has every pattern).")
+
+
 WHY = {"ct32": why_ct32, "rt32": why_rt32, "scenario": why_scenario, "cold": why_cold,
        "scale": why_scale, "memory": why_memory, "ct32_mi": why_ct32_mi, "waves": why_waves,
-       "traversal": why_traversal, "phase": why_phase, "client": why_client, "bstr": why_bstr}
+       "traversal": why_traversal, "phase": why_phase, "client": why_client, "bstr": why_bstr,
+       "threads": why_threads, "threads_rss": why_threads_rss, "seed": why_seed}
 
 
 def skipped_note(data, key):
@@ -1055,6 +1195,18 @@ METHOD_AFTER_PRELOAD = [
     "- **traversal** (`bench/traversal_benchmark.cpp`): a tree of 19,607 GUI-like elements "
     "(name, string properties, handlers, children) walked depth first many times between "
     "partial teardowns and regrowth; whole-process CPU time.",
+    "- **threads** (`bench/threads_benchmark.cpp`, issue 14): one process per run, allocators "
+    "interleaved. *churn* = each thread frees the block of a pseudo-random slot of its own "
+    "ring of live blocks and allocates its replacement (32 B: 4,096 slots; mixed: 1,024 slots, "
+    "80% 8–256 B, 17% to 4 KiB, 3% to 32 KiB), the same work per thread at 1 and 2 threads; "
+    "*producer/consumer* = N producers allocate blocks of 16–1024 B, write a header and hand "
+    "them in batches of 256 through one bounded queue to N consumers that check and free them "
+    "(at 2: 2 + 2 threads on this 2-core machine). Sizes are opaque to the compiler; the pool "
+    "frees with the size, the malloc rows with free(p). Wall time per op per thread: the "
+    "median of the repetitions after a warm-up in each process, then the median over "
+    "processes. Peak RSS = ru_maxrss over the baseline before the first block. The pool row "
+    "is the span layout in threads::per_thread; *seed mode* rows are the span layout in "
+    "threads::one_owner (get, scenarios, churn at 1 thread).",
 ]
 
 
@@ -1212,6 +1364,65 @@ def render_traversal(data):
             md_table(["allocator", "median s", "min–max s", "runs", "× vs mimalloc"], rows), ""]
 
 
+def render_threads(data):
+    measures = build_measures(data, "spans")
+    cols = [(w, n) for w in THREAD_WORKLOADS for n in THREAD_COUNTS]
+    allocs = sorted({k[0] for k in data.threads}, key=lambda a: (not is_pool(a), a))
+    processes = sorted({v["processes"] for v in data.threads.values()})
+    rss_cols = [f"producer/consumer peak RSS, {thread_text('prodcons', n)} (KiB)"
+                for n in THREAD_COUNTS]
+    header = ["allocator"] + [f"{THREAD_WORKLOAD_TEXT[w]}, {thread_text(w, n)}"
+                              for w, n in cols] + rss_cols
+
+    def cell(a, w, n, f, digits=2):
+        return fmt(data.threads.get((a, w, n), {}).get(f), digits)
+
+    def table(f):
+        return [[pretty(a)] + [cell(a, w, n, f) for w, n in cols] +
+                [cell(a, "prodcons", n, "net_peak_kib", 0) for n in THREAD_COUNTS]
+                for a in allocs]
+
+    ours = LAYOUT_ROWS["spans"]
+    vs = [f"**{pretty(ours)}: × vs the best peer**"]
+    for w, n in cols:
+        f = best(measures[f"threads/{w}/{n}"], "all")
+        vs.append(f"{fx(f.speedup)} ({pretty(f.variant)})" if f.variant else "n/a")
+    for n in THREAD_COUNTS:
+        f = best(measures[f"threads_rss/prodcons/{n}"], "mimalloc")
+        vs.append(f"{fx(f.share)} of {pretty(f.variant)}" if f.variant else "n/a")
+    return ["## Threads: per-thread pools", "",
+            "From `bench/threads_benchmark.cpp` (method above): wall ns per op per thread — "
+            "the time of a repetition / the ops of one thread (of one producer) — so a flat "
+            "figure from 1 to 2 threads means the work scales; the median over "
+            f"{'/'.join(str(p) for p in processes)} processes. *× vs the best peer* = the "
+            "fastest peer's figure / the pool's; peak RSS is over the process's baseline, "
+            "against mimalloc's lowest variant.", "",
+            md_table(header, table("ns_per_op") + [vs]), "",
+            "### CPU ns per op (all worker threads' CPU time / all ops)", "",
+            "Steadier than wall time when another process takes a core; waiting counts "
+            "(spinning and yields of the producer/consumer queue).", "",
+            md_table(header[:1 + len(cols)],
+                     [r[:1 + len(cols)] for r in table("cpu_ns_per_op")]), ""]
+
+
+def render_seed(data):
+    measures = seed_measures(data, "spans")
+    row = data.row("spans")
+    note = ""
+    if data.spans_threads == "one_owner":
+        note = (" In this build the span rows are in threads::one_owner too: both columns "
+                "measure the seed's mode.")
+    rows = [[m.label, f"{fmt(m.ours)} {m.unit}", f"{fmt(m.others[SEED_ROW])} {m.unit}",
+             fx(ratio(m.ours, m.others[SEED_ROW]))] for m in measures]
+    return ["## Per-thread pools vs the seed's mode (span layout, one thread)", "",
+            f"`{pretty(row)}` is the span layout in its default thread policy "
+            f"(`threads::{data.spans_threads}` in this build); `{pretty(SEED_ROW)}` is the "
+            "same layout with the default dispatch in `threads::one_owner`. *ratio* = "
+            "per-thread / seed mode: above 1.00× the per-thread pool is slower; the targets "
+            "allow 1.10× (32 B and the scenarios)." + note, "",
+            md_table(["measure", pretty(row), pretty(SEED_ROW), "ratio"], rows), ""]
+
+
 def render_phase(data):
     rows = []
     for a, v in sorted(data.phase.items(), key=lambda kv: kv[1]["net_peak_kib"]):
@@ -1270,6 +1481,7 @@ def render_report(data, rows, verdicts, info, now, other=None):
                   for v in missed] + [""]
     lines += render_get_tables(data) + render_callgrind(data) + render_processes(data)
     lines += render_phase(data) + render_waves(data) + render_traversal(data)
+    lines += render_threads(data) + render_seed(data)
     lines += render_extras(data) + render_clients(data) + render_wine(data)
     return "\n".join(lines) + "\n"
 

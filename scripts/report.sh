@@ -6,11 +6,11 @@
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
 # LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, the phase change, the
-# waves and the traversal (each pool row in both layouts), callgrind instruction
-# counts, any other program added to bench/CMakeLists.txt, the real programs (Lua,
-# SQLite, libxml2) and, cross-built with mingw-w64, the Windows benchmarks under wine —
-# then prints the main Markdown table and writes docs/benchmarks.md and
-# docs/benchmarks.svg. About 6-10 minutes on 2 cores.
+# waves and the traversal (each pool row in both layouts), the threads (per-thread pools
+# at 1 and 2 threads), callgrind instruction counts, any other program added to
+# bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2) and, cross-built with
+# mingw-w64, the Windows benchmarks under wine — then prints the main Markdown table and
+# writes docs/benchmarks.md and docs/benchmarks.svg. About 15-20 minutes on 2 cores.
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -246,6 +246,38 @@ for i in $(seq "$traversal_runs"); do
     echo "  ... round $i of $traversal_runs" >&2
 done
 
+# Threads (issue 14): per-thread pools against the peers, whole processes interleaved;
+# each process runs a warm-up and $thread_reps timed repetitions and prints their median.
+# sta-spans-seed (the span layout in threads::one_owner) may run on one thread only.
+thread_rounds=3
+thread_reps=5
+if ((quick)); then thread_rounds=1; thread_reps=3; fi
+thread_workloads=(churn32 churn_mixed prodcons)
+thread_allocs=(sta-spans malloc mimalloc-dlopen)
+say "threads: churn and producer/consumer at 1 and 2 threads ($thread_rounds processes each)"
+for i in $(seq "$thread_rounds"); do
+    for w in "${thread_workloads[@]}"; do
+        for t in 1 2; do
+            run=(--workload="$w" --threads="$t" --reps="$thread_reps")
+            for a in "${thread_allocs[@]}"; do
+                if available "$a"; then
+                    one_process "$out/threads.jsonl" "$out/threads.log" "" \
+                        "$bin/threads_benchmark" --alloc="$a" "${run[@]}"
+                fi
+            done
+            if [[ "$w" != prodcons && "$t" == 1 ]]; then
+                one_process "$out/threads.jsonl" "$out/threads.log" "" \
+                    "$bin/threads_benchmark" --alloc=sta-spans-seed "${run[@]}"
+            fi
+            for p in "${preloads[@]}"; do
+                one_process "$out/threads.jsonl" "$out/threads.log" "$p" \
+                    "$bin/threads_benchmark" --alloc=malloc "${run[@]}"
+            done
+        done
+    done
+    echo "  ... round $i of $thread_rounds" >&2
+done
+
 if command -v valgrind >/dev/null; then
     say "instruction counts: callgrind"
     scripts/callgrind_counts.sh --build build/bench --out "$out/callgrind.csv" ||
@@ -256,7 +288,7 @@ fi
 
 # Programs others added to bench/CMakeLists.txt: run them and include their tables raw.
 known=" get_benchmark op_counts scenario_benchmark process_benchmark "
-known+="waves_benchmark traversal_benchmark "
+known+="waves_benchmark traversal_benchmark threads_benchmark "
 programs="$(sed -n 's/^[[:space:]]*sta_add_benchmark(\([A-Za-z0-9_]*\).*/\1/p' bench/CMakeLists.txt)"
 for prog in $programs; do
     [[ "$known" != *" $prog "* ]] || continue
