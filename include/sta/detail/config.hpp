@@ -27,6 +27,12 @@
 //                    maps it (Linux MADV_POPULATE_WRITE, else MAP_POPULATE-like
 //                    touching), so first use takes no page faults. Default 0;
 //                    set_prefault at run time.
+//   STA_POOL_INITIAL_EXEC 1: per-thread pools reach the thread's pool pointer with the
+//                    initial-exec TLS model even in a shared library (-fPIC), one
+//                    %fs-relative load instead of a __tls_get_addr call; a library
+//                    that is dlopen'ed then takes 8 bytes of glibc's static TLS
+//                    surplus per pool family. Default 0: the compiler's model (an
+//                    executable gets local-exec, a -fPIC library general-dynamic).
 //   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
 //                    prove that a release build's fast path does not change with them.
 //
@@ -76,6 +82,15 @@
 
 #ifndef STA_POOL_NO_HOOKS
 #define STA_POOL_NO_HOOKS 0
+#endif
+
+#ifndef STA_POOL_INITIAL_EXEC
+#define STA_POOL_INITIAL_EXEC 0
+#endif
+#if STA_POOL_INITIAL_EXEC && (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32)
+#define STA_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define STA_TLS_MODEL
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

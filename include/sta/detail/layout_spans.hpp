@@ -215,17 +215,18 @@ struct span_core {
             return nullptr;
         span_state& st = *own;
         if constexpr (threaded) {
-            if (drain(st)) {
-                if (free_block* const block = st.heads[slot]) {
-                    st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
-                    return block;
-                }
-                const std::size_t bytes = class_bytes_of_slot(slot);
-                if (bytes <= static_cast<std::size_t>(st.ends[slot] - st.cursors[slot])) {
-                    std::byte* const block = st.cursors[slot]; // the current span emptied
-                    st.cursors[slot] = block + bytes;
-                    return block;
-                }
+            // The class may hold blocks now: the state was just adopted with its lists
+            // and bump ranges, or the drain gave some back (or emptied the span).
+            (void)drain(st);
+            if (free_block* const block = st.heads[slot]) {
+                st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+                return block;
+            }
+            const std::size_t bytes = class_bytes_of_slot(slot);
+            if (bytes <= static_cast<std::size_t>(st.ends[slot] - st.cursors[slot])) {
+                std::byte* const block = st.cursors[slot];
+                st.cursors[slot] = block + bytes;
+                return block;
             }
         }
         if (span* const cur = st.current[slot]) {

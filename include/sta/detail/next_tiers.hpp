@@ -75,6 +75,7 @@ struct next_tiers {
         if constexpr (!home::threaded) {
             return st->heap.alloc(bytes);
         } else {
+            Engine::core::drain(*st); // heap blocks sent home are free again
             auto* const block = static_cast<std::byte*>(st->heap.alloc(bytes + owner_prefix));
             if (block == nullptr)
                 return nullptr;

@@ -186,17 +186,17 @@ struct per_thread_home {
     /// The thread that owned `p` ends: park its state (H1).
     static void thread_ended(void* p) noexcept {
         State* const s = static_cast<State*>(p);
+        Owner::core::park(*s); // still the thread's: drained blocks go to its lists
+        s->heap.hand_over();
         if (current_ == s)
             current_ = &idle_;
-        Owner::core::park(*s);
-        s->heap.hand_over();
         const spin_guard lock(lock_);
         s->next_parked = parked_;
         parked_ = s;
     }
 
     static constinit inline State idle_{}; // H2
-    static constinit inline thread_local State* current_ = &idle_;
+    STA_TLS_MODEL static constinit inline thread_local State* current_ = &idle_;
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
     static constinit inline std::atomic<bool> heap_used_{false};

@@ -1,4 +1,4 @@
-// sta-pool: the accounting checker of the span layout (S1..S8 in layout_spans.hpp,
+// sta-pool: the accounting checker of the span layout (S1..S10 in layout_spans.hpp,
 // and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
 #pragma once
 
@@ -40,9 +40,16 @@ std::string check_spans(std::span<const held_block> held) {
         }
         if (reinterpret_cast<std::uintptr_t>(seg) % segment_bytes != 0)
             fail("S1: segment " + hex(seg) + " is not aligned to segment_bytes");
-        for (const span& sp : seg->spans)
+        for (const span& sp : seg->spans) {
+            if (sp.owner != &s)
+                fail("S9: span " + hex(&sp) + " is not owned by the state that mapped it");
             spans.push_back(&sp);
+        }
     }
+    // S10: blocks sent home count as used until the owner drains them; the checker
+    // accounts for live blocks, so it runs with the inbox empty.
+    if (s.inbox.head.load(std::memory_order_acquire) != nullptr)
+        fail("S10: the inbox holds blocks sent home by other threads (not drained yet)");
     if (segments != s.pages_mapped)
         fail("S1: " + num(segments) + " segments listed, pages_mapped says " + num(s.pages_mapped));
 
