@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Build and run every test, in three CMake workflow presets:
+# Build and run every test, in these CMake workflow presets:
 #   dev      g++ 12, Debug, checked build; valgrind memcheck over the main tests and
 #            the misuse programs that valgrind must flag
 #   release  g++ 12, -O2 -DNDEBUG: checks compiled away; the hooks-cost proof
 #   asan     clang 14, ASan + UBSan, checked build; misuse programs ASan must flag;
 #            a libFuzzer smoke run
+#   tsan     clang 14, ThreadSanitizer, checked build; the threaded test programs only
+#            (threads_test and the others that start threads); any report fails
 #   windows  mingw-w64 g++ 12 cross build, checked; every test program runs under wine
 # It stops at the first failing preset; ctest's summary is the closing line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-presets=(dev release asan windows)
+presets=(dev release asan tsan windows)
 passed=0
 failed=0
 for preset in "${presets[@]}"; do
