@@ -212,6 +212,11 @@ using spans_table =
 template <std::uint32_t Bytes, bool CT>
 using spans_branch =
     bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 3, CT>, sta::layout::spans>;
+/// The span layout in the seed's thread mode: what the per-thread pool's owner test
+/// and thread-local state cost, counted beside it.
+template <std::uint32_t Bytes, bool CT>
+using spans_branch_seed = bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 4, CT>,
+                                           sta::layout::spans, sta::threads::one_owner>;
 template <std::uint32_t Bytes, bool CT>
 using null_any = null_peer;
 template <std::uint32_t Bytes, bool CT>
@@ -261,6 +266,7 @@ int main(int argc, char** argv) {
         make<pool_branch>("sta-branch"),
         make<spans_table>("sta-spans-table"),
         make<spans_branch>("sta-spans-branch"),
+        make<spans_branch_seed>("sta-spans-branch-seed"),
         make<malloc_any>("malloc"),
         make<new_delete_any>("std::allocator"),
         make<mimalloc_any>("mimalloc-dlopen"),

@@ -285,10 +285,6 @@ struct span_core {
         return true;
     }
 
-    /// The thread of `st` ends (pool_home.hpp): what other threads sent goes back to
-    /// the lists now, so the state waits for its next thread with nothing in flight.
-    static void park(span_state& st) noexcept { (void)drain(st); }
-
     /// The class takes the span's free blocks as its list (S4: they count as used).
     static void* take_list(std::uint32_t slot, span* sp) noexcept {
         span_state& st = s();

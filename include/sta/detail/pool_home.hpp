@@ -21,11 +21,13 @@
 //   allocation takes the slow path, which adopts a state (own()). A free on such a
 //   thread finds the block's span owned by someone else and sends the block home.
 //
-//   Thread exit (thread_exit.hpp): the state is parked — its inbox drained, its heap
-//   handed over — on the family's parked list, and current_ goes back to idle_. Its
-//   spans stay where they are, owned by the parked state: live blocks can still be
-//   freed by any thread (into the parked state's inbox), and the next thread that needs
-//   a pool adopts the most recently parked state, memory, lists, inbox and all. States
+//   Thread exit (thread_exit.hpp): the state is parked — its heap handed over — on the
+//   family's parked list, and current_ goes back to idle_. Its spans stay where they
+//   are, owned by the parked state: live blocks can still be freed by any thread (into
+//   the parked state's inbox), and the next thread that needs a pool adopts the most
+//   recently parked state, memory, lists and all, and drains its inbox first. (The
+//   exiting thread does not drain: the layout's slow paths find their state through
+//   current_, which mingw's emulated TLS may already have torn down.) States
 //   are never destroyed (frees can reach them at any time), so a block's owner pointer
 //   is always valid; threads that come and go reuse the same few states.
 //
@@ -165,6 +167,7 @@ struct per_thread_home {
         s->next_parked = nullptr;
         current_ = s;
         (void)call_at_thread_exit<&thread_ended>(s); // without a slot the state stays ours
+        (void)Owner::core::drain(*s);                // what was freed into it while it was parked
         return s;
     }
 
@@ -186,7 +189,6 @@ struct per_thread_home {
     /// The thread that owned `p` ends: park its state (H1).
     static void thread_ended(void* p) noexcept {
         State* const s = static_cast<State*>(p);
-        Owner::core::park(*s); // still the thread's: drained blocks go to its lists
         s->heap.hand_over();
         if (current_ == s)
             current_ = &idle_;
