@@ -18,12 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <condition_variable>
 #include <cstddef>
 #include <cstring>
 #include <deque>
-#include <latch>
 #include <map>
 #include <mutex>
 #include <set>
@@ -33,6 +31,34 @@
 #include <vector>
 
 namespace {
+
+/// std::latch's count_down / wait / arrive_and_wait over a mutex and a condition
+/// variable: libstdc++'s std::latch and std::barrier (atomic waits) lose wake-ups under
+/// mingw-w64 + wine, which left a thread waiting forever in the Windows build.
+class count_latch {
+  public:
+    explicit count_latch(int count) : count_(count) {}
+    void count_down() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            --count_;
+        }
+        zero_.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        zero_.wait(lock, [this] { return count_ <= 0; });
+    }
+    void arrive_and_wait() {
+        count_down();
+        wait();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable zero_;
+    int count_;
+};
 using namespace sta_test;
 using sta::detail::check_accounting;
 using sta::detail::held_block;
@@ -263,7 +289,7 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     std::vector<std::size_t> sizes = pooled_sizes();
     sizes.insert(sizes.end(), {40000, 300000});
     std::vector<sent_block> for_worker, for_main;
-    std::latch handed_over(1);
+    count_latch handed_over(1);
     std::size_t damaged = 0;
     std::thread owner([&] {
         std::size_t index = 0;
@@ -304,7 +330,7 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
 TYPED_TEST(PerThread, BlocksSentHomeBeforeExitAreBackOnAdoption) {
     FRESH_POOL;
     std::vector<sent_block> blocks;
-    std::latch allocated(1), freed(1);
+    count_latch allocated(1), freed(1);
     std::thread owner([&] {
         for (std::size_t i = 0; i < 64; ++i)
             blocks.push_back({pool::alloc(64), 64, i});
@@ -396,7 +422,7 @@ TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
     std::size_t damaged[2] = {0, 0};
     for (std::size_t pair = 0; pair < 500; ++pair) {
         std::vector<sent_block> made[2];
-        std::barrier sync(2);
+        count_latch sync(2);
         auto body = [&](int me) {
             for (std::size_t bytes : sizes)
                 for (std::size_t i = 0; i < 2; ++i) {
@@ -423,7 +449,7 @@ TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
 
     // Two threads at once adopt the two parked pools and report on them.
     pool_report reports[2];
-    std::barrier both_adopted(2);
+    count_latch both_adopted(2);
     auto check = [&](int me) {
         (void)pool::detail_state(); // adopt
         both_adopted.arrive_and_wait();

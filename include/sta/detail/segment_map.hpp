@@ -20,23 +20,29 @@ inline constexpr unsigned mapped_address_bits = 47;
 inline constexpr std::size_t segment_map_words =
     (std::size_t{1} << (mapped_address_bits - segment_shift)) / 64;
 
-/// Shared by every pool of the process, so its words are atomic: threads that map
-/// segments at once set bits of one word with fetch_or, never losing one. Reads are
-/// relaxed loads (a plain mov): a pointer reaches another thread only through that
-/// program's own synchronisation, which orders the bit's store before it.
-inline constinit std::atomic<std::uint64_t> segment_map[segment_map_words] = {};
+/// Shared by every pool of the process, so its words are accessed atomically
+/// (std::atomic_ref; a plain array, because clang cannot constant-initialise 2^20
+/// std::atomic objects): threads that map segments at once set bits of one word with
+/// fetch_or, never losing one. Reads are relaxed loads (a plain mov): a pointer reaches
+/// another thread only through that program's own synchronisation, which orders the
+/// bit's store before it.
+alignas(std::atomic_ref<std::uint64_t>::required_alignment) inline constinit std::uint64_t
+    segment_map[segment_map_words] = {};
 
 inline void mark_pool_segment(const void* base) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
     if (n / 64 < segment_map_words)
-        segment_map[n / 64].fetch_or(std::uint64_t{1} << (n % 64), std::memory_order_relaxed);
+        std::atomic_ref<std::uint64_t>(segment_map[n / 64])
+            .fetch_or(std::uint64_t{1} << (n % 64), std::memory_order_relaxed);
 }
 
 /// True when p lies in a segment some span-layout pool mapped.
 inline bool is_pool_segment(const void* p) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(p) >> segment_shift;
     return n / 64 < segment_map_words &&
-           ((segment_map[n / 64].load(std::memory_order_relaxed) >> (n % 64)) & 1u) != 0;
+           ((std::atomic_ref<std::uint64_t>(segment_map[n / 64]).load(std::memory_order_relaxed) >>
+             (n % 64)) &
+            1u) != 0;
 }
 
 } // namespace sta::detail
