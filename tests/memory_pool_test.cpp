@@ -22,10 +22,6 @@ template <class Variant>
 class SharedCursorLayout : public ::testing::Test {};
 TYPED_TEST_SUITE(SharedCursorLayout, shared_cursor_variants, variant_names);
 
-#define FRESH_POOL                                                                                 \
-    struct tag {};                                                                                 \
-    using pool = fresh_pool<TypeParam, tag>
-
 template <class Pool>
 void expect_tiled(std::vector<held_block> held) {
     EXPECT_EQ(check_accounting<Pool>(held), "");

@@ -65,6 +65,11 @@ template <class Variant, class Tag>
 using fresh_pool = sta::basic_memory_pool<typename Variant::dispatch, Tag, typename Variant::layout,
                                           typename Variant::threads>;
 
+/// In a typed test: `pool` is a pool family of this test's own.
+#define FRESH_POOL                                                                                 \
+    struct tag {};                                                                                 \
+    using pool = sta_test::fresh_pool<TypeParam, tag>
+
 /// A page source that hands out `budget` pages and then refuses.
 template <class Tag>
 struct limited_pages {

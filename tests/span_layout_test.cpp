@@ -16,10 +16,6 @@ template <class Variant>
 class SpanLayout : public ::testing::Test {};
 TYPED_TEST_SUITE(SpanLayout, span_variants, variant_names);
 
-#define FRESH_POOL                                                                                 \
-    struct tag {};                                                                                 \
-    using pool = fresh_pool<TypeParam, tag>
-
 /// Blocks of one span of `bytes`: its capacity, allocated fresh.
 template <class Pool>
 std::vector<void*> fill_one_span(std::size_t bytes) {

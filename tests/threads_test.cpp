@@ -69,10 +69,6 @@ template <class Variant>
 class PerThread : public ::testing::Test {};
 TYPED_TEST_SUITE(PerThread, per_thread_variants, variant_names);
 
-#define FRESH_POOL                                                                                 \
-    struct tag {};                                                                                 \
-    using pool = fresh_pool<TypeParam, tag>
-
 // ---- helpers --------------------------------------------------------------------------
 
 /// The largest block any test fills.
