@@ -185,6 +185,7 @@ PRETTY = {
     "sta-table": "sta (self_rewriting_table)",
     "sta-spans-branch": "sta spans (inline_branch)",
     "sta-spans-table": "sta spans (self_rewriting_table)",
+    "sta-spans-branch-seed": "sta spans (inline_branch, seed mode: threads::one_owner)",
     "sta-cursor": "sta (shared cursor)",
     "sta-spans": "sta (spans)",
     "sta-spans+thp": "sta (spans, huge pages)",
