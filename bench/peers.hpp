@@ -75,7 +75,9 @@ struct pool_peer {
     static constexpr bool single_size = false;
     static constexpr bool compile_time = true;
     static bool available() { return true; }
-    explicit pool_peer(std::size_t) {}
+    /// A per-thread family gives the thread its pool here, before any measurement: the
+    /// one-time adoption (mapping the state, the thread-exit key) is not an allocation.
+    explicit pool_peer(std::size_t) { (void)pool::detail_state(); }
     void* alloc(std::size_t bytes) { return pool::alloc(bytes); }
     void free(void* p, std::size_t bytes) { pool::free(p, bytes); }
     template <std::uint32_t Bytes>

@@ -183,7 +183,8 @@ struct span_core {
     static constexpr bool release_feeds_head = false; // only sometimes: see the table
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
         span_state& st = s();
-        if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0) {
+        if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
+            [[likely]] {
             hooks::store_link(p, st.heads[slot]);
             hooks::block_pushed(p, class_bytes_of_slot(slot));
             st.heads[slot] = static_cast<free_block*>(p);
