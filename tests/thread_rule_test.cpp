@@ -67,7 +67,9 @@ TYPED_TEST(ThreadRule, TheOwnerIsNeverStopped) {
     void* p = pool::alloc(16);
     p = pool::realloc(p, 16, 200);
     pool::free(p, 200);
+#if STA_POOL_CHECKS // the owner mark is empty in a release build (and the test skipped)
     EXPECT_EQ(pool::detail_state().owner.number, sta::detail::thread_number());
+#endif
 }
 
 } // namespace
