@@ -35,7 +35,7 @@
 //   H1  current_ of a thread is idle_ or a state no other thread's current_ points at;
 //       a parked state is on the parked list and no thread's current_.
 //   H2  idle_ is never written after constant initialisation.
-//   H3  Every state ever made is on the `all` chain (made_ counts them), parked or not.
+//   H3  made_ counts every state ever made, parked or not; none is ever destroyed.
 #pragma once
 
 #include "sta/detail/checked.hpp"
@@ -115,7 +115,6 @@ struct per_thread_home {
         State* const s = current_;
         return s != &idle_ ? s : adopt();
     }
-    static bool is_idle(const State& s) noexcept { return &s == &idle_; }
     /// Any thread may call: nothing to check.
     STA_FORCE_INLINE static void check_thread() noexcept {}
 
@@ -171,7 +170,7 @@ struct per_thread_home {
         return s;
     }
 
-    /// A new state in memory of its own from the OS, on the `all` chain (H3).
+    /// A new state in memory of its own from the OS, counted in made_ (H3).
     static State* make() noexcept {
         constexpr std::size_t bytes = (sizeof(State) + 4095) & ~std::size_t{4095};
         void* const memory = os_map_pages(bytes);
@@ -180,8 +179,6 @@ struct per_thread_home {
         State* const s = new (memory) State{};
         s->page_bytes = page_bytes();
         const spin_guard lock(lock_);
-        s->next_made = all_;
-        all_ = s;
         ++made_;
         return s;
     }
@@ -202,9 +199,8 @@ struct per_thread_home {
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
     static constinit inline std::atomic<bool> heap_used_{false};
-    static constinit inline spin_lock lock_{}; // guards parked_, all_, made_
+    static constinit inline spin_lock lock_{}; // guards parked_ and made_
     static constinit inline pool_state* parked_ = nullptr;
-    static constinit inline pool_state* all_ = nullptr;
     static constinit inline std::size_t made_ = 0;
 };
 

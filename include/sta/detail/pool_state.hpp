@@ -67,7 +67,6 @@ struct pool_state {
     // ---- per-thread pools only (pool_home.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
     pool_state* next_parked = nullptr; // the family's parked list (H1)
-    pool_state* next_made = nullptr;   // the family's chain of every state (H3)
 #if STA_POOL_STATS
     std::uint64_t allocations[slot_count] = {};
     std::uint64_t frees[slot_count] = {};
