@@ -1,15 +1,15 @@
 // Object creation through sta::com::activation_slot against CoCreateInstance with an
 // eager QueryInterface (issue 9, item 6; Windows only, run under wine here). Google
-// Benchmark is not available for mingw, so this times itself: QueryPerformanceCounter
-// around N creations, the median of R repetitions, rows interleaved per repetition.
+// Benchmark is not available for mingw, so this times itself (self_timed.hpp: the
+// median of R repetitions of N creations, rows interleaved per repetition).
 // Prints a Markdown table of ns per creation (create + final Release included).
 //
 //   com_benchmark [iterations=100000] [repetitions=15]
+#include "self_timed.hpp"
 #include "sta/com_activation.hpp"
 
 #include <objbase.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -148,29 +148,6 @@ void via_slot_lazy_object_used() {
     sink = s;
 }
 
-struct row {
-    const char* name;
-    void (*fn)();
-    std::vector<double> ns;
-};
-
-double now_ns() {
-    static const double ns_per_tick = [] {
-        LARGE_INTEGER f;
-        QueryPerformanceFrequency(&f);
-        return 1e9 / static_cast<double>(f.QuadPart);
-    }();
-    LARGE_INTEGER t;
-    QueryPerformanceCounter(&t);
-    return static_cast<double>(t.QuadPart) * ns_per_tick;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -186,34 +163,25 @@ int main(int argc, char** argv) {
                                 &cookie),
           "CoRegisterClassObject");
 
-    std::vector<row> rows = {
+    std::vector<self_timed::row> rows = {
         {"**`sta::com::activation_slot`** (IUnknown)", &via_slot, {}},
         {"`CoCreateInstance` + eager `QueryInterface`", &via_cocreateinstance_eager_qi, {}},
         {"`CoCreateInstance` (asks for the interface)", &via_cocreateinstance, {}},
         {"cached `IClassFactory*`, virtual call", &via_cached_factory_virtual, {}},
         {"slot + `lazy_object`, interface used once", &via_slot_lazy_object_used, {}},
     };
-    for (auto& r : rows) // warm-up: resolution, first allocations
-        for (int i = 0; i < 1000; ++i)
-            r.fn();
-    for (int rep = 0; rep < repetitions; ++rep)
-        for (auto& r : rows) {
-            const double t0 = now_ns();
-            for (long i = 0; i < iterations; ++i)
-                r.fn();
-            r.ns.push_back((now_ns() - t0) / static_cast<double>(iterations));
-        }
+    self_timed::run(rows, iterations, repetitions);
 
-    const double base = median(rows[0].ns);
+    const double base = self_timed::median(rows[0].ns);
     std::printf("com_benchmark: %ld creations x %d repetitions, median ns per creation "
                 "(create + release)\n\n",
                 iterations, repetitions);
     std::printf("| creation | ns | ratio to the slot |\n|---|---:|---:|\n");
     for (const auto& r : rows) {
-        const double m = median(r.ns);
+        const double m = self_timed::median(r.ns);
         std::printf("| %s | %.1f | %.2f |\n", r.name, m, m / base);
     }
-    const double ratio = median(rows[1].ns) / base;
+    const double ratio = self_timed::median(rows[1].ns) / base;
     std::printf("\nCoCreateInstance + QueryInterface / slot = %.2fx (target: > 1)\n", ratio);
 
     slot.reset();

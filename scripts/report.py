@@ -239,7 +239,7 @@ class Results:
     ir: dict  # (allocator, pattern, mode, bytes) -> instructions per op
     extras: list  # (program, [benchmark entries])
     clients_md: Optional[str]
-    wine: Optional[dict]  # {"version", "tiers", "com"}
+    wine: Optional[dict]  # {"version", "tiers", "com", "box"}
     waves: dict = field(default_factory=dict)  # (allocator, workload) -> Waves
     traversal: dict = field(default_factory=dict)  # allocator -> Spread of CPU seconds
     phase: dict = field(default_factory=dict)  # allocator -> {"net_peak_kib", "first_phase_kib"}
@@ -553,7 +553,8 @@ def load(results, skips):
         clients_md=None if "clients" in skips else read_text(path("clients.md")),
         wine=None if "wine" in skips else {
             "version": read_text(path("wine.version")).strip(),
-            "tiers": read_text(path("wine.md")), "com": read_text(path("com.md"))},
+            "tiers": read_text(path("wine.md")), "com": read_text(path("com.md")),
+            "box": read_text(path("box.md"))},
         waves=load_waves(path("waves.jsonl")), traversal=load_traversal(path("traversal.jsonl")),
         phase=load_phase(path("phase.jsonl")), clients=clients,
         client_workloads=client_workloads, bstr=load_bstr(results), skips=dict(skips),
@@ -1457,7 +1458,12 @@ def render_wine(data):
         "fares on wine, not on Windows.", "", w["tiers"].rstrip(), "",
         "### COM object creation: the activation slot against CoCreateInstance", "",
         "From `bench/com_benchmark.cpp` (method in [lazy_slot.md](lazy_slot.md)).", "",
-        w["com"].rstrip(), ""]
+        w["com"].rstrip(), "",
+        "### Boxed values: the static `true` / `false` and pool boxes against the heap box", "",
+        "From `bench/com_box_benchmark.cpp` (method and limits in [com_box.md](com_box.md)): "
+        "a COM method that reads an `IReference<T>*` argument, the box made per call and "
+        "released after it, against passing a pointer the caller already holds.", "",
+        w["box"].rstrip(), ""]
 
 
 def render_report(data, rows, verdicts, info, now, other=None):

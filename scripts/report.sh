@@ -316,7 +316,7 @@ if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/n
     cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
         -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$log" 2>&1 ||
         die "the mingw-w64 configure failed (see $log)"
-    cmake --build build/windows-bench --target tiers_benchmark com_benchmark -j2 \
+    cmake --build build/windows-bench --target tiers_benchmark com_benchmark com_box_benchmark -j2 \
         >>"$log" 2>&1 ||
         die "the mingw-w64 build failed (see $log)"
     export WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix"
@@ -324,6 +324,8 @@ if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/n
         die "tiers_benchmark.exe failed under wine (see $log)"
     wine build/windows-bench/tests/com_benchmark.exe 20000 7 >"$out/com.md" 2>>"$log" ||
         die "com_benchmark.exe failed under wine (see $log)"
+    wine build/windows-bench/tests/com_box_benchmark.exe 50000 101 >"$out/box.md" 2>>"$log" ||
+        die "com_box_benchmark.exe failed under wine (see $log)"
     wine --version >"$out/wine.version"
 else
     missing wine "mingw-w64 (x86_64-w64-mingw32-g++-posix) or wine is not installed"

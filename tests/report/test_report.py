@@ -282,6 +282,7 @@ class Report(unittest.TestCase):
                         "## Traversal", "sta (spans, huge pages)",
                         "### The pool, every dispatch × layout",
                         "## Under wine", "wine-8.0", "### COM object creation", "868.87",
+                        "### Boxed values", "static bool box / pointer = 1.02x",
                         "## Threads: per-thread pools", "### CPU ns per op",
                         "## Per-thread pools vs the seed's mode (span layout, one thread)",
                         "`threads::per_thread` in this build"]:
