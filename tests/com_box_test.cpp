@@ -207,20 +207,20 @@ std::size_t pool_bytes_in_use() {
 // ---- the static boxes ----------------------------------------------------------------
 
 // box(bool)'s result, the statics' addresses and their conversion to the interface are
-// all constant expressions; they are the boxed<true> / boxed<false> objects themselves.
+// all constant expressions; they are the boxed_true / boxed_false objects themselves.
 constexpr reference<bool>* compile_time_true = sta::com::box(true);
 constexpr reference<bool>* compile_time_false = sta::com::box(false);
-static_assert(compile_time_true == &sta::com::boxed<true>);
-static_assert(compile_time_false == &sta::com::boxed<false>);
+static_assert(compile_time_true == &sta::com::boxed_true);
+static_assert(compile_time_false == &sta::com::boxed_false);
 static_assert(compile_time_true != compile_time_false);
-static_assert(sizeof(sta::com::boxed<true>) == sizeof(void*), "a static box has no fields");
-static_assert(std::is_trivially_destructible_v<decltype(sta::com::boxed<false>)>);
+static_assert(sizeof(sta::com::boxed_true) == sizeof(void*), "a static box has no fields");
+static_assert(std::is_trivially_destructible_v<decltype(sta::com::boxed_false)>);
 
 TEST(ComBoxStatic, AddressesAreConstantExpressionsOfTheTwoStatics) {
     EXPECT_EQ(sta::com::box(true), compile_time_true);
     EXPECT_EQ(sta::com::box(false), compile_time_false);
     volatile bool runtime_value = true;
-    EXPECT_EQ(sta::com::box(runtime_value), &sta::com::boxed<true>);
+    EXPECT_EQ(sta::com::box(runtime_value), &sta::com::boxed_true);
 }
 
 TEST(ComBoxStatic, GetValueReturnsTheConstant) {
@@ -236,13 +236,13 @@ TEST(ComBoxStatic, GetValueReturnsTheConstant) {
 // bytes do not change and it keeps answering.
 TEST(ComBoxStatic, AddRefAndReleaseChangeNothingAndNeverFree) {
     reference<bool>* t = sta::com::box(true);
-    unsigned char before[sizeof(sta::com::boxed<true>)];
-    std::memcpy(before, static_cast<void*>(&sta::com::boxed<true>), sizeof before);
+    unsigned char before[sizeof(sta::com::boxed_true)];
+    std::memcpy(before, static_cast<void*>(&sta::com::boxed_true), sizeof before);
     for (int i = 0; i < 100000; ++i)
         t->AddRef();
     for (int i = 0; i < 200001; ++i)
         EXPECT_GE(t->Release(), 1u) << "a static box's count never reaches zero";
-    EXPECT_EQ(std::memcmp(before, static_cast<void*>(&sta::com::boxed<true>), sizeof before), 0);
+    EXPECT_EQ(std::memcmp(before, static_cast<void*>(&sta::com::boxed_true), sizeof before), 0);
     bool v = false;
     EXPECT_EQ(t->get_Value(&v), S_OK);
     EXPECT_TRUE(v);

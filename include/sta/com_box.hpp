@@ -8,8 +8,8 @@
 // ownership of value arguments (the callee reads the value; it AddRefs only what it
 // keeps), so the box need not be made per call at all:
 //
-//   box(true)      ->  &boxed<true>     an immortal object in static storage: no fields,
-//   box(false)     ->  &boxed<false>    AddRef/Release return constants; its address is
+//   box(true)      ->  &boxed_true      an immortal object in static storage: no fields,
+//   box(false)     ->  &boxed_false     AddRef/Release return constants; its address is
 //                                       a constant expression. Nothing is allocated and
 //                                       nothing must be released.
 //   box(42)        ->  com_ptr<reference<int32_t>>  owning one pool_box:
@@ -156,10 +156,14 @@ class immortal : public Interface {
     ~immortal() = default;
 };
 
-/// IReference<T> holding the constant Value, immortal and agile.
+/// IReference<T> holding the constant Value, immortal and agile. (bool has its own
+/// class below.)
 template <class T, T Value>
 class static_box final
     : public detail::reference_methods<immortal<reference<T>, inspectable, agile_object>, T> {
+    static_assert(!std::is_same_v<T, bool>,
+                  "sta::com::static_box: the bool boxes are boxed_true and boxed_false");
+
   public:
     constexpr static_box() noexcept = default;
     HRESULT STDMETHODCALLTYPE get_Value(T* value) final {
@@ -170,10 +174,30 @@ class static_box final
     }
 };
 
-/// The static box of a constant: &boxed<true>, &boxed<false>, &boxed<std::int32_t{0}>.
+/// The static box of a constant other than bool: &boxed<std::int32_t{0}>, ...
 /// Constant-initialised (no code runs before main), trivially destroyed.
 template <auto Value>
-inline constinit static_box<decltype(Value), Value> boxed{};
+requires(!std::is_same_v<decltype(Value), bool>) inline constinit static_box<decltype(Value),
+                                                                             Value> boxed{};
+
+/// The seed's two boxes, IReference<bool> true and false: one class for both (no
+/// fields; get_Value tells them apart by their address), so that a callee reading
+/// either makes one indirect call to one target.
+class static_bool_box final
+    : public detail::reference_methods<immortal<reference<bool>, inspectable, agile_object>, bool> {
+  public:
+    constexpr static_bool_box() noexcept = default;
+    HRESULT STDMETHODCALLTYPE get_Value(bool* value) final;
+};
+inline constinit static_bool_box boxed_true{};
+inline constinit static_bool_box boxed_false{};
+
+inline HRESULT STDMETHODCALLTYPE static_bool_box::get_Value(bool* value) {
+    if (value == nullptr)
+        return E_POINTER;
+    *value = this == &boxed_true;
+    return S_OK;
+}
 
 /// IReference<T> in one block of Pool, with a single-thread count (see the file
 /// comment). Made by make_box / box; never on the stack or by new.
@@ -250,13 +274,13 @@ class pool_box final : public detail::reference_methods<reference<T>, T> {
     [[no_unique_address]] sta::detail::owner_mark owner_;
 };
 
-/// The seed's boxes: the address of boxed<true> or boxed<false>. Nothing is allocated,
+/// The seed's boxes: the address of boxed_true or boxed_false. Nothing is allocated,
 /// and the pointer needs no Release (one is harmless). Pass it where an
 /// IReference<bool>* goes; a callee that keeps it AddRefs an immortal object.
 [[nodiscard]] constexpr reference<bool>* box(bool value) noexcept {
     if (value)
-        return &boxed<true>;
-    return &boxed<false>;
+        return &boxed_true;
+    return &boxed_false;
 }
 
 /// `value` in a new pool box (bool too), owned by the returned holder. Throws
