@@ -253,17 +253,21 @@ class basic_memory_pool {
 
     /// Span layout: back new segments with transparent huge pages (Linux
     /// MADV_HUGEPAGE; nothing elsewhere). Segments already mapped keep what they have.
-    /// Per-thread pools: the calling thread's pool.
+    /// Per-thread pools: the calling thread's pool and every pool made from now on.
     static void set_huge_pages(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
         engine::home::check_thread();
+        if constexpr (per_thread)
+            engine::home::set_huge_pages_for_new(on);
         if (auto* const st = engine::home::own())
             st->huge_pages = on;
     }
     /// Span layout: fill in a new segment's pages when it is mapped, so that first use
     /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).
-    /// Per-thread pools: the calling thread's pool.
+    /// Per-thread pools: the calling thread's pool and every pool made from now on.
     static void set_prefault(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
         engine::home::check_thread();
+        if constexpr (per_thread)
+            engine::home::set_prefault_for_new(on);
         if (auto* const st = engine::home::own())
             st->prefault = on;
     }

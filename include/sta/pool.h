@@ -35,10 +35,11 @@
  * sta_good_size tells a caller that can use spare room (SQLite's xRoundup) how much
  * the block really holds.
  *
- * The rules are the pool's: a block belongs to the pool's owner thread, the first
- * thread that called it (C++ or C); a checked build (STA_POOL_CHECKS, on unless NDEBUG)
- * reports a call from another thread, a double free, and a pointer that is no live
- * block. With the header (c_heap, and blocks above 32 KiB on spans) a damaged header
+ * The rules are the pool's: on spans every thread has a pool of its own and may free
+ * any block (one from another thread's pool goes back to it); on the shared cursor the
+ * pool belongs to the first thread that called it (C++ or C). A checked build
+ * (STA_POOL_CHECKS, on unless NDEBUG) reports a call from another thread where that is
+ * the rule, a double free, and a pointer that is no live block. With the header (c_heap, and blocks above 32 KiB on spans) a damaged header
  * shows as a size mismatch, and the block a report names is the header, p minus the
  * header size; a pooled block on spans is named by p itself.
  *

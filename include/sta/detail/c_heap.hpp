@@ -6,9 +6,9 @@
 // block from one outside the spans, which carries a 16-byte header as below.
 //
 //   n <= 32 KiB, a fit:  Pool::alloc(class bytes of max(n, 16))     16-aligned, like glibc
-//   n <= 32 KiB, poor:   [ 8 unused | size_t n ][ n bytes ]         the pool's private heap,
+//   n <= 32 KiB, poor:   [ 0 | size_t n ][ n bytes ]                the pool's private heap,
 //                                                                   n + 16 bytes
-//   n >  32 KiB:         [ 8 unused | size_t n ][ n bytes ]         Pool::alloc(n + 16)
+//   n >  32 KiB:         [ 0 | size_t n ][ n bytes ]                Pool::alloc(n + 16)
 //
 // A poor fit is a request above 1 KiB that its power-of-two class would round up by
 // more than a quarter (SQLite's 4.3 KB page-cache blocks would take 8 KiB): it goes
@@ -18,10 +18,10 @@
 // Invariants of c_span_heap (for every live p handed out):
 //  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
 //      whole class bytes of its span, so the sized free of that many bytes is exact.
-//  CS2 otherwise the size_t at p - 8 holds n, and p - 16 is a live block of n + 16
-//      bytes: of the pool's private heap when n <= 32 KiB (then poor_fit(n)), of the
-//      pool's next tiers through Pool (last allocated or reallocated so) when
-//      32 KiB < n <= max_request.
+//  CS2 otherwise the size_t at p - 8 holds n, the one at p - 16 holds 0, and p - 16 is
+//      a live block of n + 16 bytes: of the pool's private heap when n <= 32 KiB (then
+//      poor_fit(n)), of the pool's next tiers through Pool (last allocated or
+//      reallocated so) when 32 KiB < n <= max_request.
 //  CS3 p is 16-aligned.
 //
 // c_heap (pools of the shared-cursor layout), drawn below:
@@ -68,9 +68,15 @@ struct size_header {
         std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
         return bytes;
     }
+    /// Header = 16 writes 0 in the unused word (p - 16): the drop-in malloc's aligned
+    /// blocks put a nonzero offset there (detail/malloc_heap.hpp, MH2).
     static void* with_header(std::byte* block, std::size_t bytes) noexcept {
         std::byte* const p = block + Header;
         std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
+        if constexpr (Header == 16) {
+            constexpr std::size_t unused = 0;
+            std::memcpy(block, &unused, sizeof unused);
+        }
         return p;
     }
     /// NULL with errno = ENOMEM.

@@ -33,6 +33,11 @@
 //                    that is dlopen'ed then takes 8 bytes of glibc's static TLS
 //                    surplus per pool family. Default 0: the compiler's model (an
 //                    executable gets local-exec, a -fPIC library general-dynamic).
+//   STA_POOL_BIG_FROM_OS 1: requests above page_bytes / 2 (the tier above the private
+//                    heap, detail/next_tiers.hpp) are mapped from the OS one by one
+//                    and unmapped when freed, instead of going to std::malloc. The
+//                    drop-in malloc (src/malloc) sets it: there, std::malloc is itself.
+//                    Default 0.
 //   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
 //                    prove that a release build's fast path does not change with them.
 //
@@ -82,6 +87,10 @@
 
 #ifndef STA_POOL_NO_HOOKS
 #define STA_POOL_NO_HOOKS 0
+#endif
+
+#ifndef STA_POOL_BIG_FROM_OS
+#define STA_POOL_BIG_FROM_OS 0
 #endif
 
 #ifndef STA_POOL_INITIAL_EXEC

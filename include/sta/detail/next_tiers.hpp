@@ -3,7 +3,10 @@
 //   (32 KiB, page_bytes / 2]   the pool's private heap, unsynchronized
 //                              (detail/private_heap.hpp);
 //   above page_bytes / 2       std::malloc, the process heap: memory other threads
-//                              can reuse once it is freed.
+//                              can reuse once it is freed; with STA_POOL_BIG_FROM_OS
+//                              (the drop-in malloc, where std::malloc is the pool
+//                              itself) a mapping of its own from the OS, whole pages,
+//                              unmapped by the free and resized by mremap.
 //   above PTRDIFF_MAX          refused (nullptr) before any allocator is asked.
 //
 // The tier of a block is a function of its size and the page size, so the sized free
@@ -12,6 +15,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/page_source.hpp"
 #include "sta/detail/pool_state.hpp"
 #include "sta/detail/size_class.hpp"
 
@@ -46,14 +50,14 @@ struct next_tiers {
     static void* alloc(std::size_t bytes) noexcept {
         if (in_heap(bytes))
             return heap_alloc(bytes);
-        return bytes <= max_request_bytes ? std::malloc(bytes) : nullptr;
+        return bytes <= max_request_bytes ? big_alloc(bytes) : nullptr;
     }
 
     static void free(void* p, std::size_t bytes) noexcept {
         if (in_heap(bytes))
             heap_free(p, bytes);
         else
-            std::free(p);
+            big_free(p, bytes);
     }
 
     /// Both sizes above 32 KiB. nullptr on failure, and p is then untouched.
@@ -62,7 +66,8 @@ struct next_tiers {
             return nullptr;
         const bool old_in_heap = in_heap(old_bytes);
         if (old_in_heap == in_heap(new_bytes))
-            return old_in_heap ? heap_realloc(p, old_bytes, new_bytes) : std::realloc(p, new_bytes);
+            return old_in_heap ? heap_realloc(p, old_bytes, new_bytes)
+                               : big_realloc(p, old_bytes, new_bytes);
         return move(p, old_bytes, new_bytes); // across the page/2 boundary
     }
 
@@ -115,6 +120,34 @@ struct next_tiers {
     static void heap_free_sent(pool_state& st, void* p) noexcept { st.heap.free(block_of(p)); }
 
   private:
+    // ---- above page_bytes / 2: std::malloc, or the OS (STA_POOL_BIG_FROM_OS) ----------
+
+    static constexpr bool big_from_os = STA_POOL_BIG_FROM_OS != 0;
+    /// The length of a big block's mapping: whole OS pages.
+    static constexpr std::size_t mapped_bytes(std::size_t bytes) noexcept {
+        return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+    }
+    static void* big_alloc(std::size_t bytes) noexcept {
+        if constexpr (big_from_os)
+            return os_map_pages(mapped_bytes(bytes));
+        else
+            return std::malloc(bytes);
+    }
+    static void big_free(void* p, std::size_t bytes) noexcept {
+        if constexpr (big_from_os)
+            os_unmap_pages(p, mapped_bytes(bytes));
+        else
+            std::free(p);
+    }
+    static void* big_realloc(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
+        if constexpr (!big_from_os)
+            return std::realloc(p, bytes);
+        else if (mapped_bytes(old_bytes) == mapped_bytes(bytes))
+            return p;
+        else
+            return os_remap_pages(p, mapped_bytes(old_bytes), mapped_bytes(bytes));
+    }
+
     static pool_state* owner_of(const void* p) noexcept {
         pool_state* owner;
         std::memcpy(&owner, static_cast<const std::byte*>(p) - owner_prefix, sizeof owner);

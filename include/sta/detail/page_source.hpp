@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if defined(_WIN32)
 #include "sta/detail/windows.hpp"
@@ -35,6 +36,27 @@ inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
     ::VirtualFree(p, 0, MEM_RELEASE);
 #else
     ::munmap(p, bytes);
+#endif
+}
+
+/// The unit of a mapping's length (munmap and mremap round to the OS page anyway).
+inline constexpr std::size_t os_page_bytes = 4096;
+
+/// A mapping of `old_bytes` at `p` resized to `bytes` (both multiples of os_page_bytes),
+/// moved if it must be; its contents are kept up to the smaller size and the rest is
+/// zero. nullptr on failure, and then `p` is untouched. Linux: mremap; elsewhere a new
+/// mapping, a copy and an unmap.
+inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
+#if defined(__linux__)
+    void* q = ::mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
+    return q == MAP_FAILED ? nullptr : q;
+#else
+    void* q = os_map_pages(bytes);
+    if (q == nullptr)
+        return nullptr;
+    std::memcpy(q, p, old_bytes < bytes ? old_bytes : bytes);
+    os_unmap_pages(p, old_bytes);
+    return q;
 #endif
 }
 

@@ -142,6 +142,22 @@ struct per_thread_home {
         return *shared;
     }
 
+    /// The span layout's options for segments, for every state made from now on (a
+    /// state already made keeps its own: memory_pool::set_huge_pages sets both).
+    static void set_huge_pages_for_new(bool on) noexcept {
+        huge_pages_for_new_.store(on, std::memory_order_relaxed);
+    }
+    static void set_prefault_for_new(bool on) noexcept {
+        prefault_for_new_.store(on, std::memory_order_relaxed);
+    }
+
+    /// fork() in a threaded program: the parent holds the family's lock across the
+    /// fork (pthread_atfork's prepare), so the child's copy is never taken by a thread
+    /// that does not exist there; both release it after. The child's states of threads
+    /// that did not survive are never adopted (they were not parked).
+    static void before_fork() noexcept { lock_.lock(); }
+    static void after_fork() noexcept { lock_.unlock(); }
+
     static thread_pools_stats stats() noexcept {
         const spin_guard lock(lock_);
         thread_pools_stats out;
@@ -178,6 +194,8 @@ struct per_thread_home {
             return nullptr;
         State* const s = new (memory) State{};
         s->page_bytes = page_bytes();
+        s->huge_pages = huge_pages_for_new_.load(std::memory_order_relaxed);
+        s->prefault = prefault_for_new_.load(std::memory_order_relaxed);
         const spin_guard lock(lock_);
         ++made_;
         return s;
@@ -199,6 +217,8 @@ struct per_thread_home {
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
     static constinit inline std::atomic<bool> heap_used_{false};
+    static constinit inline std::atomic<bool> huge_pages_for_new_{STA_POOL_HUGE_PAGES != 0};
+    static constinit inline std::atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
     static constinit inline spin_lock lock_{}; // guards parked_ and made_
     static constinit inline pool_state* parked_ = nullptr;
     static constinit inline std::size_t made_ = 0;

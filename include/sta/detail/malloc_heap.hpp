@@ -1,0 +1,220 @@
+// sta-pool: the C library's allocation functions with glibc's and POSIX's semantics,
+// over a per-thread pool of the span layout — what the drop-in malloc (src/malloc,
+// libsta_malloc.so) exports as malloc, free, calloc, realloc, the memalign family and
+// operator new / delete. A header so that the tests can run it in-process too.
+//
+// malloc_heap<Pool> is c_span_heap<Pool> (c_heap.hpp: pooled blocks without a header,
+// poor fits in the private heap, big blocks with a 16-byte header) plus:
+//
+//   malloc(0), memalign(a, 0), ...   a unique 16-byte block, as glibc (not NULL)
+//   alignment <= 16                  malloc: every block is 16-aligned
+//   16 < a <= 4096, max(n, a) <= 32 KiB
+//                                    the pooled class of max(n, a): a span's blocks lie
+//                                    at multiples of their class from a 4 KiB-aligned
+//                                    start, so a class of a or more is a-aligned
+//   otherwise (aligned)              a mapping of its own from the OS:
+//
+//     mapping (whole OS pages)
+//     +----------- lead bytes -----------+-------------------------+
+//     | unused ...    | lead   | size n  | n bytes of the caller   |
+//     +---------------+--------+---------+-------------------------+
+//     ^ p - lead                          ^ p, aligned to a; lead = max(a, 16)
+//
+// Invariants, for every live p handed out (beyond c_span_heap's CS1-CS3):
+//  MH1 is_pool_segment(p), or the word at p - 16 is 0 (c_span_heap's header, CS2), or
+//      p is an aligned block (MH2).
+//  MH2 an aligned block: the word at p - 16 holds lead >= 16 and the one at p - 8 n;
+//      [p - lead, p - lead + mapped_bytes(lead + n)) is one OS mapping, p - lead
+//      aligned to max(a, OS page).
+//
+// errno: ENOMEM on every failure to find memory, EINVAL for an alignment glibc refuses;
+// posix_memalign returns the error number instead and leaves errno and *out alone.
+#pragma once
+
+#include "sta/detail/c_heap.hpp"
+#include "sta/detail/page_source.hpp"
+#include "sta/detail/segment_map.hpp"
+#include "sta/detail/size_class.hpp"
+
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace sta::detail {
+
+template <class Pool>
+struct malloc_heap {
+    using span_heap = c_span_heap<Pool>;
+    static constexpr std::size_t max_request = span_heap::max_request;
+    /// The start of every span is aligned to this much (segment_meta_bytes, span 0).
+    static constexpr std::size_t pooled_align_max = 4096;
+
+    static void* malloc(std::size_t bytes) noexcept {
+        return span_heap::malloc(at_least_one(bytes));
+    }
+
+    static void free(void* p) noexcept {
+        if (p == nullptr)
+            return;
+        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]]
+            return aligned_free(p);
+        span_heap::free(p);
+    }
+
+    /// The sized free of operator delete: a block of `bytes` from malloc(bytes) is a
+    /// pooled block of pooled_bytes(bytes) unless it was a poor fit or above 32 KiB.
+    static void free_sized(void* p, std::size_t bytes) noexcept {
+        if (p != nullptr && bytes <= max_class_bytes && !span_heap::poor_fit(bytes)) [[likely]]
+            return Pool::free(p, pooled_bytes(bytes));
+        free(p);
+    }
+
+    static void* calloc(std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        void* const p = malloc(bytes);
+        if (p != nullptr && !fresh_from_os(bytes))
+            std::memset(p, 0, bytes);
+        return p;
+    }
+
+    static void* realloc(void* p, std::size_t bytes) noexcept {
+        if (p == nullptr)
+            return malloc(bytes);
+        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]] {
+            if (bytes == 0) {
+                aligned_free(p);
+                return nullptr;
+            }
+            return move(p, size_of(p), bytes);
+        }
+        return span_heap::realloc(p, bytes); // bytes == 0 frees p and returns NULL
+    }
+
+    static void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        return realloc(p, bytes);
+    }
+
+    /// glibc's memalign (and aligned_alloc, which is the same function in glibc 2.36):
+    /// an alignment that is no power of two is rounded up to one; one above
+    /// SIZE_MAX / 2 + 1 fails with EINVAL.
+    static void* memalign(std::size_t alignment, std::size_t bytes) noexcept {
+        if (alignment <= 16)
+            return malloc(bytes);
+        if (alignment > SIZE_MAX / 2 + 1) {
+            errno = EINVAL;
+            return nullptr;
+        }
+        alignment = std::bit_ceil(alignment);
+        bytes = at_least_one(bytes);
+        if (bytes > max_request - alignment)
+            return out_of_memory();
+        if (alignment <= pooled_align_max && bytes <= max_class_bytes &&
+            alignment <= max_class_bytes) {
+            void* const p = Pool::alloc(class_bytes_of_size(bytes < alignment ? alignment : bytes));
+            return p != nullptr ? p : out_of_memory();
+        }
+        void* const p = aligned_alloc_os(alignment, bytes);
+        return p != nullptr ? p : out_of_memory();
+    }
+
+    /// POSIX: EINVAL unless the alignment is a power of two and a multiple of
+    /// sizeof(void*); ENOMEM without memory; *out is set only on success.
+    static int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
+        if (alignment == 0 || alignment % sizeof(void*) != 0 || !std::has_single_bit(alignment))
+            return EINVAL;
+        const int saved = errno;
+        void* const p = memalign(alignment, bytes);
+        errno = saved;
+        if (p == nullptr)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+
+    static void* valloc(std::size_t bytes) noexcept { return memalign(os_page_bytes, bytes); }
+
+    /// valloc of the size rounded up to whole pages (one page for 0).
+    static void* pvalloc(std::size_t bytes) noexcept {
+        if (bytes > max_request - os_page_bytes)
+            return out_of_memory();
+        const std::size_t pages = (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+        return memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
+    }
+
+    static std::size_t usable_size(const void* p) noexcept {
+        if (p == nullptr)
+            return 0;
+        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]]
+            return size_of(p);
+        return span_heap::usable_size(p);
+    }
+
+    /// The bytes a pooled request takes: its class, at least 16 (c_span_heap, CS3).
+    static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
+        return class_bytes_of_size(bytes < 16 ? 16 : bytes);
+    }
+
+  private:
+    static constexpr std::size_t at_least_one(std::size_t bytes) noexcept {
+        return bytes == 0 ? 1 : bytes;
+    }
+    static void* out_of_memory() noexcept {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    /// A block of this size comes from a fresh OS mapping, already zero: the big tier
+    /// maps every block of its own (STA_POOL_BIG_FROM_OS).
+    static bool fresh_from_os(std::size_t bytes) noexcept {
+        return STA_POOL_BIG_FROM_OS != 0 && bytes > max_class_bytes &&
+               bytes + c_span_header_bytes > Pool::page_bytes() / 2;
+    }
+
+    static std::size_t word_at(const void* p, std::size_t back) noexcept {
+        std::size_t w;
+        std::memcpy(&w, static_cast<const std::byte*>(p) - back, sizeof w);
+        return w;
+    }
+    static std::size_t lead_of(const void* p) noexcept { return word_at(p, 16); } // MH1
+    static std::size_t size_of(const void* p) noexcept { return word_at(p, 8); }
+    static constexpr std::size_t mapped_bytes(std::size_t bytes) noexcept {
+        return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+    }
+
+    /// MH2: a mapping of lead + n bytes, p = its start + lead, aligned to `alignment`.
+    static void* aligned_alloc_os(std::size_t alignment, std::size_t bytes) noexcept {
+        const std::size_t lead = alignment < 16 ? 16 : alignment;
+        const std::size_t length = mapped_bytes(lead + bytes);
+        auto* const start = static_cast<std::byte*>(
+            alignment <= os_page_bytes ? os_map_pages(length)
+                                       : map_aligned(&os_map_pages, length, alignment));
+        if (start == nullptr)
+            return nullptr;
+        std::byte* const p = start + lead;
+        std::memcpy(p - 16, &lead, sizeof lead);
+        std::memcpy(p - 8, &bytes, sizeof bytes);
+        return p;
+    }
+    static void aligned_free(void* p) noexcept {
+        const std::size_t lead = lead_of(p);
+        os_unmap_pages(static_cast<std::byte*>(p) - lead, mapped_bytes(lead + size_of(p)));
+    }
+    /// An aligned block resized: a new block (alignment 16, as glibc's realloc gives),
+    /// the bytes copied, the old one freed. nullptr (ENOMEM) leaves p intact.
+    static void* move(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
+        void* const q = malloc(bytes);
+        if (q == nullptr)
+            return nullptr;
+        std::memcpy(q, p, old_bytes < bytes ? old_bytes : bytes);
+        aligned_free(p);
+        return q;
+    }
+};
+
+} // namespace sta::detail

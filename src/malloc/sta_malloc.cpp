@@ -1,0 +1,210 @@
+// libsta_malloc.so: the C library's allocation functions and every form of operator
+// new / delete, on per-thread pools of the span layout (detail/malloc_heap.hpp has the
+// semantics). Use it unchanged with LD_PRELOAD=libsta_malloc.so, or link it.
+//
+// Built (src/malloc/CMakeLists.txt) with STA_POOL_CHECKS=0, STA_POOL_BIG_FROM_OS=1 (the
+// tier above the private heap maps from the OS: std::malloc is this file) and
+// STA_POOL_INITIAL_EXEC=1 (one %fs-relative load reaches the thread's pool), hidden
+// visibility for everything but the functions below, and no builtin knowledge of
+// malloc (g++ would turn malloc + memset into a call to calloc, which is this file).
+//
+// The pool family has a tag of internal linkage: a program that also uses
+// sta::memory_pool from the headers has its own pools, never these.
+#include "sta/detail/malloc_heap.hpp"
+#include "sta/memory_pool.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+namespace {
+
+struct malloc_family {};
+using pool = sta::basic_memory_pool<sta::dispatch::default_policy, malloc_family,
+                                    sta::layout::spans, sta::threads::per_thread>;
+using heap = sta::detail::malloc_heap<pool>;
+using home = pool::engine::home;
+
+static_assert(STA_POOL_BIG_FROM_OS, "libsta_malloc must not call the C library's malloc");
+
+// fork() in a threaded program: no other thread holds the family's lock in the child.
+void before_fork() noexcept {
+    home::before_fork();
+}
+void after_fork() noexcept {
+    home::after_fork();
+}
+bool option_on(const char* name) noexcept {
+    const char* const value = std::getenv(name);
+    return value != nullptr && *value != '\0' && *value != '0';
+}
+
+/// At load: the fork handlers, and the options of docs/malloc.md. (Blocks allocated
+/// before this runs — the C++ runtime's, the dynamic linker's — are served already;
+/// the options apply to segments mapped from here on.)
+__attribute__((constructor)) void at_load() {
+    ::pthread_atfork(&before_fork, &after_fork, &after_fork);
+    if (option_on("STA_MALLOC_HUGE_PAGES"))
+        pool::set_huge_pages(true);
+    if (option_on("STA_MALLOC_PREFAULT"))
+        pool::set_prefault(true);
+}
+
+/// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the
+/// segments mapped, and the exiting thread's pool. (write(2), not stdio: stdio may be
+/// torn down already.)
+__attribute__((destructor)) void print_stats_at_exit() {
+    if (!option_on("STA_MALLOC_STATS"))
+        return;
+    const auto pools = pool::thread_pools();
+    const sta::pool_stats mine = pool::stats();
+    char line[320];
+    const int n = std::snprintf(
+        line, sizeof line,
+        "sta_malloc: %zu pools made, %zu parked, %zu segments of 2 MiB mapped; the exiting "
+        "thread's pool: %zu bytes in use of %zu reserved\n",
+        pools.pools_made, pools.pools_parked, pools.segments_mapped, mine.bytes_in_use,
+        mine.bytes_reserved);
+    if (n > 0)
+        (void)!::write(2, line, static_cast<std::size_t>(n < 320 ? n : 319));
+}
+
+/// operator new: malloc, then the new-handler loop of [new.delete.single]; throws
+/// std::bad_alloc when there is no handler.
+void* new_or_throw(std::size_t bytes) {
+    for (;;) {
+        if (void* p = heap::malloc(bytes))
+            return p;
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr)
+            throw std::bad_alloc();
+        handler();
+    }
+}
+void* new_aligned_or_throw(std::size_t bytes, std::align_val_t alignment) {
+    for (;;) {
+        if (void* p = heap::memalign(static_cast<std::size_t>(alignment), bytes))
+            return p;
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr)
+            throw std::bad_alloc();
+        handler();
+    }
+}
+template <class F>
+void* nothrow(F f) noexcept {
+    try {
+        return f();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+} // namespace
+
+#define STA_EXPORT extern "C" __attribute__((visibility("default")))
+
+STA_EXPORT void* malloc(std::size_t bytes) {
+    return heap::malloc(bytes);
+}
+STA_EXPORT void free(void* p) {
+    heap::free(p);
+}
+STA_EXPORT void* calloc(std::size_t count, std::size_t size) {
+    return heap::calloc(count, size);
+}
+STA_EXPORT void* realloc(void* p, std::size_t bytes) {
+    return heap::realloc(p, bytes);
+}
+STA_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size) {
+    return heap::reallocarray(p, count, size);
+}
+STA_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) {
+    return heap::posix_memalign(out, alignment, bytes);
+}
+STA_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t bytes) {
+    return heap::memalign(alignment, bytes);
+}
+STA_EXPORT void* memalign(std::size_t alignment, std::size_t bytes) {
+    return heap::memalign(alignment, bytes);
+}
+STA_EXPORT void* valloc(std::size_t bytes) {
+    return heap::valloc(bytes);
+}
+STA_EXPORT void* pvalloc(std::size_t bytes) {
+    return heap::pvalloc(bytes);
+}
+STA_EXPORT std::size_t malloc_usable_size(void* p) {
+    return heap::usable_size(p);
+}
+
+#define STA_EXPORT_CXX __attribute__((visibility("default")))
+
+STA_EXPORT_CXX void* operator new(std::size_t bytes) {
+    return new_or_throw(bytes);
+}
+STA_EXPORT_CXX void* operator new[](std::size_t bytes) {
+    return new_or_throw(bytes);
+}
+STA_EXPORT_CXX void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+    return nothrow([=] { return new_or_throw(bytes); });
+}
+STA_EXPORT_CXX void* operator new[](std::size_t bytes, const std::nothrow_t&) noexcept {
+    return nothrow([=] { return new_or_throw(bytes); });
+}
+STA_EXPORT_CXX void* operator new(std::size_t bytes, std::align_val_t a) {
+    return new_aligned_or_throw(bytes, a);
+}
+STA_EXPORT_CXX void* operator new[](std::size_t bytes, std::align_val_t a) {
+    return new_aligned_or_throw(bytes, a);
+}
+STA_EXPORT_CXX void* operator new(std::size_t bytes, std::align_val_t a,
+                                  const std::nothrow_t&) noexcept {
+    return nothrow([=] { return new_aligned_or_throw(bytes, a); });
+}
+STA_EXPORT_CXX void* operator new[](std::size_t bytes, std::align_val_t a,
+                                    const std::nothrow_t&) noexcept {
+    return nothrow([=] { return new_aligned_or_throw(bytes, a); });
+}
+
+STA_EXPORT_CXX void operator delete(void* p) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete[](void* p) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete(void* p, std::size_t bytes) noexcept {
+    heap::free_sized(p, bytes);
+}
+STA_EXPORT_CXX void operator delete[](void* p, std::size_t bytes) noexcept {
+    heap::free_sized(p, bytes);
+}
+STA_EXPORT_CXX void operator delete(void* p, const std::nothrow_t&) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete(void* p, std::align_val_t) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete[](void* p, std::align_val_t) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    heap::free(p);
+}
+STA_EXPORT_CXX void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    heap::free(p);
+}
