@@ -1,0 +1,314 @@
+// libsta_malloc.so linked into a program (the second way to use it, beside LD_PRELOAD):
+// this program's malloc, free, ... and operator new / delete are the library's. Each
+// test names one promise of detail/malloc_heap.hpp: glibc's and POSIX's results and
+// errno for the edge cases, alignment, zeroing, sizes kept across realloc, blocks
+// freed on another thread, fork in a threaded program.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+bool aligned_to(const void* p, std::size_t alignment) {
+    return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
+}
+
+/// Calls through a volatile function pointer: g++ may not fold or elide them.
+void* (*volatile malloc_fn)(std::size_t) = &std::malloc;
+void* (*volatile calloc_fn)(std::size_t, std::size_t) = &std::calloc;
+void* (*volatile realloc_fn)(void*, std::size_t) = &std::realloc;
+void* (*volatile reallocarray_fn)(void*, std::size_t, std::size_t) = &::reallocarray;
+
+// The symbols this program calls are the library's, not glibc's.
+TEST(StaMalloc, TheProgramsMallocIsTheLibrarys) {
+    Dl_info info{};
+    ASSERT_NE(dladdr(reinterpret_cast<void*>(malloc_fn), &info), 0);
+    EXPECT_NE(std::string(info.dli_fname).find("libsta_malloc"), std::string::npos)
+        << info.dli_fname;
+    void* p = malloc_fn(20);
+    EXPECT_EQ(malloc_usable_size(p), 32u) << "a 20-byte request takes the 32-byte class";
+    std::free(p);
+}
+
+TEST(StaMalloc, MallocZeroGivesAUniqueBlock) {
+    void* a = malloc_fn(0);
+    void* b = malloc_fn(0);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a, b);
+    EXPECT_GE(malloc_usable_size(a), 1u);
+    std::free(a);
+    std::free(b);
+}
+
+TEST(StaMalloc, HugeRequestsFailWithEnomem) {
+    for (std::size_t n : {SIZE_MAX, SIZE_MAX / 2, static_cast<std::size_t>(PTRDIFF_MAX)}) {
+        errno = 0;
+        EXPECT_EQ(malloc_fn(n), nullptr) << n;
+        EXPECT_EQ(errno, ENOMEM) << n;
+    }
+}
+
+TEST(StaMalloc, EveryBlockIs16AlignedAndHoldsItsSize) {
+    std::vector<void*> blocks;
+    for (std::size_t n = 1; n < 300000; n = n * 3 / 2 + 1) {
+        void* p = malloc_fn(n);
+        ASSERT_NE(p, nullptr) << n;
+        EXPECT_TRUE(aligned_to(p, 16)) << n;
+        EXPECT_GE(malloc_usable_size(p), n);
+        std::memset(p, 0xab, n);
+        blocks.push_back(p);
+    }
+    for (void* p : blocks)
+        std::free(p);
+}
+
+TEST(StaMalloc, CallocZeroesReusedMemory) {
+    for (std::size_t n : {24u, 1000u, 5000u, 40000u, 3000000u}) {
+        void* dirty = malloc_fn(n);
+        std::memset(dirty, 0xff, n);
+        std::free(dirty);
+        auto* p = static_cast<unsigned char*>(calloc_fn(1, n));
+        ASSERT_NE(p, nullptr);
+        std::size_t nonzero = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            nonzero += p[i] != 0;
+        EXPECT_EQ(nonzero, 0u) << n;
+        std::free(p);
+    }
+}
+
+TEST(StaMalloc, CallocOverflowFailsWithEnomem) {
+    errno = 0;
+    EXPECT_EQ(calloc_fn(SIZE_MAX / 2 + 1, 2), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(calloc_fn(3, SIZE_MAX / 3 + 1), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+}
+
+// realloc keeps the bytes across every tier: class to class, into the private heap,
+// into the big tier (mremap) and back down.
+TEST(StaMalloc, ReallocKeepsTheContentsAcrossTiers) {
+    std::size_t n = 10;
+    auto* p = static_cast<unsigned char*>(malloc_fn(n));
+    for (std::size_t i = 0; i < n; ++i)
+        p[i] = static_cast<unsigned char>(i * 7);
+    for (std::size_t next : {100u, 3000u, 20000u, 50000u, 400000u, 5000000u, 70000u, 64u}) {
+        p = static_cast<unsigned char*>(realloc_fn(p, next));
+        ASSERT_NE(p, nullptr) << next;
+        const std::size_t kept = n < next ? n : next;
+        for (std::size_t i = 0; i < kept; ++i)
+            ASSERT_EQ(p[i], static_cast<unsigned char>(i * 7)) << next << " at " << i;
+        for (std::size_t i = kept; i < next; ++i)
+            p[i] = static_cast<unsigned char>(i * 7);
+        n = next;
+    }
+    std::free(p);
+}
+
+TEST(StaMalloc, ReallocEdgeCasesFollowGlibc) {
+    void* p = realloc_fn(nullptr, 40);
+    ASSERT_NE(p, nullptr) << "realloc(NULL, n) is malloc(n)";
+    EXPECT_EQ(realloc_fn(p, 0), nullptr) << "realloc(p, 0) frees p (glibc)";
+    void* q = realloc_fn(nullptr, 0);
+    EXPECT_NE(q, nullptr) << "realloc(NULL, 0) is malloc(0)";
+    std::free(q);
+    void* r = malloc_fn(100);
+    errno = 0;
+    EXPECT_EQ(realloc_fn(r, SIZE_MAX - 8), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    std::memset(r, 1, 100); // still ours after the failure
+    std::free(r);
+}
+
+TEST(StaMalloc, ReallocarrayChecksTheProduct) {
+    void* p = malloc_fn(16);
+    errno = 0;
+    EXPECT_EQ(reallocarray_fn(p, SIZE_MAX / 4, 8), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    p = reallocarray_fn(p, 100, 8);
+    ASSERT_NE(p, nullptr);
+    EXPECT_GE(malloc_usable_size(p), 800u);
+    std::free(p);
+}
+
+TEST(StaMalloc, PosixMemalignRefusesBadAlignmentsWithEinval) {
+    void* out = reinterpret_cast<void*>(0x1234);
+    for (std::size_t a : {0u, 1u, 2u, 4u, 12u, 24u, 48u, 4097u}) {
+        errno = 0;
+        EXPECT_EQ(posix_memalign(&out, a, 16), EINVAL) << a;
+        EXPECT_EQ(out, reinterpret_cast<void*>(0x1234)) << "*out untouched on failure";
+        EXPECT_EQ(errno, 0) << "posix_memalign reports through its result";
+    }
+    EXPECT_EQ(posix_memalign(&out, 64, SIZE_MAX - 100), ENOMEM);
+    EXPECT_EQ(out, reinterpret_cast<void*>(0x1234));
+}
+
+// Every power-of-two alignment from 8 to 1 MiB, for sizes in each tier.
+TEST(StaMalloc, AlignedBlocksAreAlignedUsableAndFreeable) {
+    for (std::size_t a = 8; a <= (std::size_t{1} << 20); a *= 2)
+        for (std::size_t n : {0u, 1u, 17u, 100u, 4096u, 33000u, 700000u}) {
+            void* p = nullptr;
+            ASSERT_EQ(posix_memalign(&p, a, n), 0) << a << " " << n;
+            EXPECT_TRUE(aligned_to(p, a)) << a << " " << n;
+            EXPECT_GE(malloc_usable_size(p), n);
+            std::memset(p, 0x5a, n);
+            void* q = memalign(a, n);
+            EXPECT_TRUE(aligned_to(q, a)) << a << " " << n;
+            void* r = aligned_alloc(a, n);
+            EXPECT_TRUE(aligned_to(r, a)) << a << " " << n;
+            r = realloc_fn(r, n + 10); // an aligned block resized keeps its bytes
+            ASSERT_NE(r, nullptr);
+            std::free(p);
+            std::free(q);
+            std::free(r);
+        }
+}
+
+TEST(StaMalloc, MemalignRoundsAnOddAlignmentUpAndRefusesAHugeOne) {
+    void* p = memalign(48, 10); // glibc: 64
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(aligned_to(p, 64));
+    std::free(p);
+    errno = 0;
+    EXPECT_EQ(memalign(SIZE_MAX / 2 + 2, 10), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(StaMalloc, VallocAndPvallocArePageAligned) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* v = valloc(10);
+    EXPECT_TRUE(aligned_to(v, page));
+    void* pv = pvalloc(page + 1);
+    EXPECT_TRUE(aligned_to(pv, page));
+    EXPECT_GE(malloc_usable_size(pv), 2 * page) << "pvalloc rounds the size up to pages";
+    void* p0 = pvalloc(0);
+    EXPECT_GE(malloc_usable_size(p0), page);
+    std::free(v);
+    std::free(pv);
+    std::free(p0);
+}
+
+// glibc's dynamic linker allocates the message of a failed dlsym with malloc and frees
+// it on the next dlerror: both through the library, and the message is intact.
+TEST(StaMalloc, DlsymAndDlerrorAllocateThroughIt) {
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_EQ(dlsym(RTLD_DEFAULT, "sta_no_such_symbol_anywhere"), nullptr);
+        const char* message = dlerror();
+        ASSERT_NE(message, nullptr);
+        EXPECT_NE(std::string(message).find("sta_no_such_symbol_anywhere"), std::string::npos);
+    }
+}
+
+TEST(StaMalloc, UsableSizeOfNullIsZero) {
+    EXPECT_EQ(malloc_usable_size(nullptr), 0u);
+}
+
+// ---- operator new / delete -------------------------------------------------------
+
+struct alignas(64) wide {
+    char bytes[64];
+};
+
+TEST(StaMallocNew, EveryFormPairsWithItsDelete) {
+    auto* a = new int(5);
+    delete a; // sized delete: the pool's sized path
+    auto* b = new int[100];
+    delete[] b;
+    auto* c = new (std::nothrow) char[3000];
+    ASSERT_NE(c, nullptr);
+    delete[] c;
+    auto* w = new wide;
+    EXPECT_TRUE(aligned_to(w, 64));
+    delete w;
+    auto* ws = new wide[7];
+    EXPECT_TRUE(aligned_to(ws, 64));
+    delete[] ws;
+    void* raw = ::operator new (100, std::align_val_t{4096});
+    EXPECT_TRUE(aligned_to(raw, 4096));
+    ::operator delete (raw, 100, std::align_val_t{4096});
+    void* n0 = ::operator new(0);
+    EXPECT_NE(n0, nullptr);
+    ::operator delete (n0, std::size_t{0});
+}
+
+int handler_calls = 0;
+void counting_handler() {
+    if (++handler_calls == 3)
+        std::set_new_handler(nullptr);
+}
+
+TEST(StaMallocNew, TheNewHandlerRunsUntilItGivesUpThenBadAlloc) {
+    handler_calls = 0;
+    std::set_new_handler(&counting_handler);
+    volatile std::size_t huge = SIZE_MAX / 2;
+    EXPECT_THROW((void)::operator new(huge), std::bad_alloc);
+    EXPECT_EQ(handler_calls, 3);
+    EXPECT_EQ(::operator new(huge, std::nothrow), nullptr);
+}
+
+// ---- threads and fork -------------------------------------------------------------
+
+TEST(StaMallocThreads, BlocksFreedOnAnotherThreadAreReused) {
+    std::vector<void*> blocks(20000);
+    for (int round = 0; round < 5; ++round) {
+        std::thread producer([&] {
+            for (std::size_t i = 0; i < blocks.size(); ++i)
+                blocks[i] = malloc_fn(16 + i % 500);
+        });
+        producer.join();
+        std::thread consumer([&] {
+            for (void* p : blocks)
+                std::free(p);
+        });
+        consumer.join();
+    }
+}
+
+// A child forked while other threads allocate can allocate, free and start threads.
+TEST(StaMallocThreads, ForkInAThreadedProgramLeavesTheChildUsable) {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> busy;
+    for (int t = 0; t < 2; ++t)
+        busy.emplace_back([&] {
+            while (!stop.load()) {
+                std::vector<std::string> v(100, std::string(50, 'x'));
+                (void)v;
+            }
+        });
+    for (int child = 0; child < 20; ++child) {
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            std::vector<void*> ps;
+            for (int i = 0; i < 1000; ++i)
+                ps.push_back(malloc_fn(static_cast<std::size_t>(i) * 37 % 70000 + 1));
+            for (void* p : ps)
+                std::free(p);
+            std::thread([] { std::free(malloc_fn(100)); }).join();
+            _exit(0);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << child;
+    }
+    stop = true;
+    for (auto& t : busy)
+        t.join();
+}
+
+} // namespace
