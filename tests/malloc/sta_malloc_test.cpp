@@ -26,6 +26,23 @@ bool aligned_to(const void* p, std::size_t alignment) {
     return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
 }
 
+// Before any library's constructor: an executable's .preinit_array runs before the
+// initialisers of every shared object, libsta_malloc's included. What it allocates
+// there is served and freed like anything later.
+bool served_before_init = false;
+void allocate_before_init(int, char**, char**) {
+    void* small = std::malloc(40);
+    void* big = std::malloc(3 << 20);
+    auto* s = new std::string(500, 'p');
+    served_before_init = small != nullptr && big != nullptr && s->size() == 500 &&
+                         malloc_usable_size(small) == 64; // the 64-byte class
+    delete s;
+    std::free(big);
+    std::free(small);
+}
+__attribute__((section(".preinit_array"),
+               used)) void (*const preinit_entry)(int, char**, char**) = &allocate_before_init;
+
 /// Calls through a volatile function pointer: g++ may not fold or elide them.
 void* (*volatile malloc_fn)(std::size_t) = &std::malloc;
 void* (*volatile calloc_fn)(std::size_t, std::size_t) = &std::calloc;
@@ -41,6 +58,10 @@ TEST(StaMalloc, TheProgramsMallocIsTheLibrarys) {
     void* p = malloc_fn(20);
     EXPECT_EQ(malloc_usable_size(p), 32u) << "a 20-byte request takes the 32-byte class";
     std::free(p);
+}
+
+TEST(StaMalloc, AllocationsBeforeTheLibrarysConstructorAreServed) {
+    EXPECT_TRUE(served_before_init);
 }
 
 TEST(StaMalloc, MallocZeroGivesAUniqueBlock) {
