@@ -151,12 +151,8 @@ void via_slot_lazy_object_used() {
 } // namespace
 
 int main(int argc, char** argv) {
-    const long iterations = argc > 1 ? std::atol(argv[1]) : 100000;
-    const int repetitions = argc > 2 ? std::atoi(argv[2]) : 15;
-    if (iterations <= 0 || repetitions <= 0) {
-        std::fprintf(stderr, "usage: com_benchmark [iterations] [repetitions]\n");
-        return 2;
-    }
+    const auto [iterations, repetitions] =
+        self_timed::parse_arguments(argc, argv, "com_benchmark", 100000);
     check(CoInitializeEx(nullptr, COINIT_APARTMENTTHREADED), "CoInitializeEx");
     DWORD cookie = 0;
     check(CoRegisterClassObject(clsid_adder, &the_factory, CLSCTX_INPROC_SERVER, REGCLS_MULTIPLEUSE,

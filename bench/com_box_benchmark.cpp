@@ -128,12 +128,8 @@ void print_table(const char* title, const std::vector<self_timed::row>& rows) {
 } // namespace
 
 int main(int argc, char** argv) {
-    const long iterations = argc > 1 ? std::atol(argv[1]) : 1000000;
-    const int repetitions = argc > 2 ? std::atoi(argv[2]) : 15;
-    if (iterations <= 0 || repetitions <= 0) {
-        std::fprintf(stderr, "usage: com_box_benchmark [iterations] [repetitions]\n");
-        return 2;
-    }
+    const auto [iterations, repetitions] =
+        self_timed::parse_arguments(argc, argv, "com_box_benchmark", 1000000);
     std::vector<self_timed::row> bools = {
         {"a pointer the caller holds (no boxing)", &bool_existing_pointer, {}},
         {"**`sta::com::box(bool)`**: a static box", &bool_static_box, {}},

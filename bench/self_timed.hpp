@@ -6,6 +6,8 @@
 #include "sta/detail/windows.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace self_timed {
@@ -15,6 +17,23 @@ struct row {
     void (*fn)();
     std::vector<double> ns; ///< ns per call, one entry per repetition
 };
+
+/// `program [iterations] [repetitions]`: the two numbers, or the defaults; a value that is
+/// not positive prints the usage line and exits with status 2.
+struct arguments {
+    long iterations;
+    int repetitions;
+};
+inline arguments parse_arguments(int argc, char** argv, const char* program,
+                                 long default_iterations, int default_repetitions = 15) {
+    const arguments a{argc > 1 ? std::atol(argv[1]) : default_iterations,
+                      argc > 2 ? std::atoi(argv[2]) : default_repetitions};
+    if (a.iterations <= 0 || a.repetitions <= 0) {
+        std::fprintf(stderr, "usage: %s [iterations] [repetitions]\n", program);
+        std::exit(2);
+    }
+    return a;
+}
 
 inline double now_ns() {
     static const double ns_per_tick = [] {
