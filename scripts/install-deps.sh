@@ -11,7 +11,8 @@ packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libben
           g++-mingw-w64-x86-64-posix wine) # the Windows build, tested under wine
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
-               libfoonathan-memory-dev hyperfine)
+               libfoonathan-memory-dev hyperfine
+               time) # GNU time: the peak RSS of bench/programs/run_programs.sh (issue 16)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -77,10 +77,17 @@ GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::p
               "seed mode": "the seed's mode (threads::one_owner)"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
-SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + ["callgrind", "clients", "wine"]
+SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + ["callgrind", "clients", "programs",
+                                                        "wine"]
 WAVES = 10  # waves per process; the target compares the last with the first
 PHASE_MIB = 64  # the phase change's bytes per phase
 BSTR_APPENDS = 10000  # the BSTR target's size (docs/bstr.md)
+# Unchanged programs under LD_PRELOAD (issue 16, bench/programs/run_programs.sh): the
+# pool's row is libsta_malloc.so (the span layout; judged there only). A program counts
+# as allocator-bound when glibc's median takes at least ALLOC_BOUND times the best
+# general-purpose peer's: then the allocator visibly decides its time.
+STA_MALLOC_ROW = "sta-malloc"
+ALLOC_BOUND = 1.15
 
 PATTERNS = ["fresh", "pure_get", "balanced"]
 SEED = {"pure_get": 2.30, "balanced": 2.45, "fresh": 1.95}  # ns, 32 B, Windows
@@ -171,14 +178,59 @@ def client_target(workload):
                    Cond(f"client_rss/{workload}", "glibc", "within", 1.15)])
 
 
+def program_spread(data, program):
+    """glibc's median / the best general-purpose peer's for `program` (None without them)."""
+    glibc = data.programs.get(("malloc", program))
+    peers = [data.programs[(p, program)]["seconds"] for p in GROUPS["general"]
+             if (p, program) in data.programs]
+    if glibc is None or not peers:
+        return None
+    return ratio(glibc["seconds"], min(peers))
+
+
+def per_round(data, program, peer):
+    """`peer`'s wall time / libsta_malloc's in each round (the two ran seconds apart, so a
+    slow spell of the machine hits both): the median, min and max, or None."""
+    ours, theirs = data.programs.get((STA_MALLOC_ROW, program)), data.programs.get((peer, program))
+    if ours is None or theirs is None or len(ours["walls"]) != len(theirs["walls"]):
+        return None
+    ratios = [t / o for t, o in zip(theirs["walls"], ours["walls"]) if o > 0]
+    return (statistics.median(ratios), min(ratios), max(ratios)) if ratios else None
+
+
+def allocator_bound(data, program):
+    spread = program_spread(data, program)
+    return spread is not None and spread >= ALLOC_BOUND
+
+
+def program_target(data, program):
+    """The multi-threaded one: >= 1.0x the best peer (whatever its spread); the other
+    allocator-bound ones: >= 1.05x the best peer and >= 1.3x glibc; the rest >= 0.97x the
+    best peer (no loss beyond the noise); every one: peak RSS <= 1.2x mimalloc's."""
+    time_id, rss_id = f"program/{program}", f"program_rss/{program}"
+    if program in data.program_threads:
+        kind = "multi-threaded"
+        conds = [Cond(time_id, "all", "faster", 1.0)]
+    elif allocator_bound(data, program):
+        kind = "allocator-bound"
+        conds = [Cond(time_id, "all", "faster", 1.05), Cond(time_id, "glibc", "faster", 1.3)]
+    else:
+        kind = "not allocator-bound"
+        conds = [Cond(time_id, "all", "faster", 0.97)]
+    return Target(f"program_{slug(program)}", f"program {program} ({kind})", "program",
+                  conds + [Cond(rss_id, "mimalloc", "within", 1.2)], ("spans",))
+
+
 def slug(text):
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def targets(data):
-    """TARGETS, then one waves target per waves workload and one per client workload."""
+    """TARGETS, then one waves target per waves workload, one per client workload and one
+    per unchanged program."""
     return (TARGETS + [wave_target(w) for w in sorted({k[1] for k in data.waves})]
-            + [client_target(w) for w in data.client_workloads])
+            + [client_target(w) for w in data.client_workloads]
+            + [program_target(data, p) for p in data.program_list])
 
 PRETTY = {
     "sta-branch": "sta (inline_branch)",
@@ -190,6 +242,7 @@ PRETTY = {
     "sta-spans": "sta (spans)",
     "sta-spans+thp": "sta (spans, huge pages)",
     "sta-spans+prefault": "sta (spans, prefault)",
+    STA_MALLOC_ROW: "libsta_malloc.so (LD_PRELOAD)",
     SEED_ROW: "sta (spans, seed mode: threads::one_owner)",
     "bstr-original": "original CComBSTR",
     "malloc": "glibc malloc",
@@ -246,6 +299,12 @@ class Results:
     clients: dict = field(default_factory=dict)  # (allocator, workload) -> {"seconds", "maxrss_kib"}
     client_workloads: list = field(default_factory=list)  # in the runner's order
     bstr: dict = field(default_factory=dict)  # (way, appends) -> ns per run
+    # (allocator, program) -> {"seconds", "min", "max", "cpu_seconds", "maxrss_kib", "runs",
+    # "walls"}: medians over runs (wall seconds, min and max of them; CPU seconds; peak
+    # RSS), and every run's wall seconds, round by round
+    programs: dict = field(default_factory=dict)
+    program_list: list = field(default_factory=list)  # in the runner's order
+    program_threads: set = field(default_factory=set)  # the multi-threaded programs
     skips: dict = field(default_factory=dict)  # KEY -> reason
     # (allocator, workload, threads) -> {"ns_per_op", "cpu_ns_per_op", "net_peak_kib",
     # "processes"}: medians over processes
@@ -501,6 +560,41 @@ def load_clients(path):
     return table, workloads
 
 
+# The program runner's allocator names -> the report's.
+PROGRAM_NAMES = {"glibc": "malloc", "mimalloc": "mimalloc", "jemalloc": "jemalloc",
+                 "tcmalloc": "tcmalloc", "sta": STA_MALLOC_ROW}
+
+
+def load_programs(path):
+    """(allocator, program) -> figures, the programs in order, the multi-threaded ones."""
+    table = {}
+    programs = []
+    threads = set()
+    for r in read_lines(path):
+        try:
+            alloc, program = PROGRAM_NAMES[r["allocator"]], r["program"]
+            row = {f: float(r[f]) for f in ["seconds", "min", "max", "cpu_seconds",
+                                            "maxrss_kib"]}
+            row["runs"] = int(r["runs"])
+            row["walls"] = [float(w) for w in r["walls"]]
+            threaded = r["threads"]
+            if not isinstance(threaded, bool):
+                raise TypeError(threaded)
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed program line: {r}") from None
+        if (not 0 < row["min"] <= row["seconds"] <= row["max"] or row["runs"] < 1
+                or len(row["walls"]) != row["runs"]):
+            raise ReportError(f"{path}: not a program result (min <= median <= max, runs): {r}")
+        if (alloc, program) in table:
+            raise ReportError(f"{path}: {program} on {r['allocator']} twice")
+        table[(alloc, program)] = row
+        if program not in programs:
+            programs.append(program)
+        if threaded:
+            threads.add(program)
+    return table, programs, threads
+
+
 def load_bstr(results):
     """(way, appends) -> ns per run, from bstr_benchmark's output (an extra program)."""
     path = os.path.join(results, "extra-bstr_benchmark.json")
@@ -540,6 +634,8 @@ def load(results, skips):
             scale.setdefault(k, {})[field_name] = v
     clients, client_workloads = (({}, []) if "clients" in skips else
                                  load_clients(path("clients.jsonl")))
+    programs, program_list, program_threads = (({}, [], set()) if "programs" in skips else
+                                               load_programs(path("programs.jsonl")))
     data = Results(
         policy=policy, layout=layout, get=get, scenarios=scenarios,
         rss_net={k: rss[k] - base[k] for k in rss},
@@ -557,7 +653,8 @@ def load(results, skips):
             "box": read_text(path("box.md"))},
         waves=load_waves(path("waves.jsonl")), traversal=load_traversal(path("traversal.jsonl")),
         phase=load_phase(path("phase.jsonl")), clients=clients,
-        client_workloads=client_workloads, bstr=load_bstr(results), skips=dict(skips),
+        client_workloads=client_workloads, programs=programs, program_list=program_list,
+        program_threads=program_threads, bstr=load_bstr(results), skips=dict(skips),
         threads=load_threads(path("threads.jsonl")), spans_threads=spans_threads)
     check_complete(data)
     return data
@@ -590,6 +687,9 @@ def check_complete(data):
             sections[f"threads {w} at {n} (threads.jsonl)"] = (
                 {a for a, w_, n_ in data.threads if (w_, n_) == (w, n)},
                 [LAYOUT_ROWS["spans"]] + seed + ["malloc"] + peers)
+    for program in data.program_list:
+        sections[f"program {program} (programs.jsonl)"] = (
+            {a for a, p in data.programs if p == program}, [STA_MALLOC_ROW, "malloc"] + peers)
     if data.ir:
         sections["instruction counts (callgrind.csv)"] = ({k[0] for k in data.ir},
                                                           by_dispatch + peers)
@@ -738,6 +838,13 @@ def build_measures(data, layout=None):
         out.append(make_measure(f"client/{w}", f"client {w} (s)", "s", seconds.get(mine), seconds))
         out.append(make_measure(f"client_rss/{w}", f"client {w} peak RSS", "KiB", rss.get(mine),
                                 rss))
+    for p in data.program_list:  # libsta_malloc.so is one build, the same in both layouts
+        seconds = {a: v["seconds"] for (a, p_), v in data.programs.items() if p_ == p}
+        rss = {a: v["maxrss_kib"] for (a, p_), v in data.programs.items() if p_ == p}
+        out.append(make_measure(f"program/{p}", f"program {p} (wall s)", "s",
+                                seconds.get(STA_MALLOC_ROW), seconds))
+        out.append(make_measure(f"program_rss/{p}", f"program {p} peak RSS", "KiB",
+                                rss.get(STA_MALLOC_ROW), rss))
     way = "pool-cursor" if layout == "shared_cursor" else "pool-spans"
     out.append(make_measure(f"bstr/{BSTR_APPENDS}", f"BSTR, {BSTR_APPENDS} appends", "ns",
                             data.bstr.get((way, BSTR_APPENDS)),
@@ -890,7 +997,8 @@ def several_measures(target):
     return len({c.measure for c in target.conds}) > 1
 
 
-SHORT = {"client": "time", "client_rss": "peak RSS"}  # measures named by their kind
+SHORT = {"client": "time", "client_rss": "peak RSS", "program": "time",
+         "program_rss": "peak RSS"}  # measures named by their kind
 
 
 def short(measure_id):
@@ -1074,6 +1182,32 @@ def why_client(data, v):
         " (the client table below has every run's median)."
 
 
+def runs_text(data, alloc, program):
+    v = data.programs.get((alloc, program))
+    if v is None:
+        return f"{pretty(alloc)}: n/a"
+    return f"{pretty(alloc)} {v['seconds']:.3f} s ({v['min']:.3f}–{v['max']:.3f})"
+
+
+def why_program(data, v):
+    program = v.target.conds[0].measure.split("/", 1)[1]
+    text = ", ".join(measured_text(v.target, c) for c in v.checks)
+    best_peer = v.checks[0].figure.variant
+    if best_peer is None:
+        return text + "."
+    ours = data.programs.get((STA_MALLOC_ROW, program))
+    theirs = data.programs[(best_peer, program)]
+    text += (f"; the runs: {runs_text(data, STA_MALLOC_ROW, program)}, "
+             f"{runs_text(data, best_peer, program)}")
+    if ours is not None and ours["min"] <= theirs["max"] and theirs["min"] <= ours["max"]:
+        text += " — the two time ranges overlap: within this run's noise"
+    rounds = per_round(data, program, best_peer)
+    if rounds is not None:
+        text += (f"; round by round {pretty(best_peer)} / libsta_malloc = {fx(rounds[0])} "
+                 f"({rounds[1]:.2f}–{rounds[2]:.2f})")
+    return text + " (the unchanged-programs table has every allocator's runs)."
+
+
 def why_bstr(data, v):
     return ", ".join(measured_text(v.target, c) for c in v.checks) + "."
 
@@ -1111,6 +1245,7 @@ def why_seed(data, v):
 WHY = {"ct32": why_ct32, "rt32": why_rt32, "scenario": why_scenario, "cold": why_cold,
        "scale": why_scale, "memory": why_memory, "ct32_mi": why_ct32_mi, "waves": why_waves,
        "traversal": why_traversal, "phase": why_phase, "client": why_client, "bstr": why_bstr,
+       "program": why_program,
        "threads": why_threads, "threads_rss": why_threads_rss, "seed": why_seed}
 
 
@@ -1209,6 +1344,10 @@ METHOD_AFTER_PRELOAD = [
     "processes. Peak RSS = ru_maxrss over the baseline before the first block. The pool row "
     "is the span layout in threads::per_thread; *seed mode* rows are the span layout in "
     "threads::one_owner (get, scenarios, churn at 1 thread).",
+    "- **unchanged programs** (`bench/programs/run_programs.sh`, issue 16): Debian's lua5.4, "
+    "xmllint, python3, sqlite3 and pigz as whole processes under glibc, mimalloc, jemalloc, "
+    "tcmalloc and libsta_malloc.so (`LD_PRELOAD`), rounds interleaved, output oracle; wall "
+    "time and peak RSS. libsta_malloc.so is the span layout: its targets are judged there.",
 ]
 
 
@@ -1447,6 +1586,81 @@ def render_clients(data):
                     "", data.clients_md.rstrip(), ""]
 
 
+def render_programs(data):
+    lines = ["## Unchanged programs on libsta_malloc.so (LD_PRELOAD)", ""]
+    if "programs" in data.skips:
+        return lines + skipped_note(data, "programs")
+    measures = build_measures(data, "spans")
+    runs = sorted({v["runs"] for v in data.programs.values()})
+    lines += [
+        "From `bench/programs/run_programs.sh` (issue 16; method in [malloc.md](malloc.md), "
+        "\"Measured\"): Debian's own binaries, unchanged, each run a whole process under "
+        "glibc (no preload), the peers and libsta_malloc.so through `LD_PRELOAD`; "
+        f"{'/'.join(str(r) for r in runs)} timed runs per program and allocator, one of each "
+        "allocator per round, the order rotated every round; every run's output is "
+        "byte-identical to the glibc run's. Time: wall seconds of the process, the median of "
+        "its runs (min–max beside it); peak RSS: ru_maxrss, the median. *× vs glibc* and *× vs "
+        "the best peer* = their median / libsta_malloc's (above 1: libsta_malloc is faster); "
+        "the best peer is the fastest of glibc, mimalloc, jemalloc and tcmalloc. *Round by "
+        "round*: the best peer's time / libsta_malloc's within each round (the two ran "
+        "moments apart, so a slow spell of the machine hits both): the median over rounds "
+        "and its range, a steadier comparison than two medians on a noisy machine; the "
+        "targets take the medians.", "",
+        f"**Allocator-bound** (from this run): a program whose time on glibc is at least "
+        f"{ALLOC_BOUND:.2f}× the best general-purpose peer's (mimalloc, jemalloc, tcmalloc): "
+        "there the allocator visibly decides the time, and the targets ask ≥ 1.05× the best "
+        "peer and ≥ 1.3× glibc. Below that spread the program spends little of its time in "
+        "malloc, and the target is no loss beyond the noise (≥ 0.97× the best peer). The "
+        "multi-threaded program's target is ≥ 1.0× the best peer, whatever its spread. Peak "
+        "RSS ≤ 1.2× mimalloc's for every program.", ""]
+    spread_rows, verdict = [], []
+    for p in data.program_list:
+        spread = program_spread(data, p)
+        general = best(measures[f"program/{p}"], "general")
+        bound = allocator_bound(data, p)
+        verdict.append(f"- *{p}*: glibc / {pretty(general.variant) if general.variant else 'n/a'}"
+                       f" = {fx(spread)} → "
+                       f"{'allocator-bound' if bound else 'not allocator-bound'}"
+                       f"{' (multi-threaded)' if p in data.program_threads else ''}")
+        t = measures[f"program/{p}"]
+        every = best(t, "all")
+        glibc = best(t, "glibc")
+        rss = best(measures[f"program_rss/{p}"], "mimalloc")
+        ours = data.programs.get((STA_MALLOC_ROW, p))
+        noise = [v["max"] / v["min"] - 1 for (a, p_), v in data.programs.items() if p_ == p]
+        rounds = per_round(data, p, every.variant) if every.variant else None
+        spread_rows.append([
+            p, f"{ours['seconds']:.3f} ({ours['min']:.3f}–{ours['max']:.3f})" if ours else "n/a",
+            fx(glibc.speedup),
+            f"{fx(every.speedup)} ({pretty(every.variant)})" if every.variant else "n/a",
+            f"{fx(rounds[0])} ({rounds[1]:.2f}–{rounds[2]:.2f})" if rounds else "n/a",
+            fx(spread), "yes" if bound else "no",
+            f"{100 * statistics.median(noise):.0f}%" if noise else "n/a",
+            fmt(ours["maxrss_kib"] / 1024, 1) if ours else "n/a",
+            f"{fx(rss.share)}" if rss.variant else "n/a"])
+    lines += verdict + ["", md_table(
+        ["program", "libsta_malloc s (min–max)", "× vs glibc", "× vs the best peer",
+         "the same, round by round (median, min–max)", "glibc / best general peer",
+         "allocator-bound", "runs' spread (median max/min − 1)", "peak RSS MiB",
+         "RSS / mimalloc"], spread_rows), "",
+        "### Every allocator (wall seconds: median, min–max; CPU seconds; peak RSS)", "",
+        "CPU seconds (user + system, every thread; the median) count no time spent waiting "
+        "for a core, so they move less than wall time when another process runs.", ""]
+    allocs = ["malloc", "mimalloc", "jemalloc", "tcmalloc", STA_MALLOC_ROW]
+    rows = []
+    for p in data.program_list:
+        for a in allocs:
+            v = data.programs.get((a, p))
+            if v is None:
+                continue
+            g = data.programs.get(("malloc", p))
+            rows.append([p, pretty(a), f"{v['seconds']:.3f}", f"{v['min']:.3f}–{v['max']:.3f}",
+                         int(v["runs"]), fx(ratio(g["seconds"], v["seconds"]) if g else None),
+                         f"{v['cpu_seconds']:.3f}", fmt(v["maxrss_kib"] / 1024, 1)])
+    return lines + [md_table(["program", "allocator", "median s", "min–max s", "runs",
+                              "× vs glibc", "CPU s", "peak RSS MiB"], rows), ""]
+
+
 def render_wine(data):
     lines = ["## Under wine: the tiers against the Windows heaps", ""]
     if data.wine is None:
@@ -1489,7 +1703,8 @@ def render_report(data, rows, verdicts, info, now, other=None):
     lines += render_get_tables(data) + render_callgrind(data) + render_processes(data)
     lines += render_phase(data) + render_waves(data) + render_traversal(data)
     lines += render_threads(data) + render_seed(data)
-    lines += render_extras(data) + render_clients(data) + render_wine(data)
+    lines += render_extras(data) + render_clients(data) + render_programs(data)
+    lines += render_wine(data)
     return "\n".join(lines) + "\n"
 
 

@@ -8,17 +8,19 @@
 # LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, the phase change, the
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
-# bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2) and, cross-built with
-# mingw-w64, the Windows benchmarks under wine — then prints the main Markdown table and
-# writes docs/benchmarks.md and docs/benchmarks.svg. About 15-20 minutes on 2 cores.
+# bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
+# programs on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64, the Windows
+# benchmarks under wine — then prints the main Markdown table and writes
+# docs/benchmarks.md and docs/benchmarks.svg. About 20-25 minutes on 2 cores.
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
 #   --quick          fewer repetitions (a smoke run; the figures are noisier)
 #   --allow-missing  a section whose tools are not installed (a peer library, valgrind,
-#                    wine or mingw-w64) is reported as skipped, with the reason, under its
-#                    heading, instead of failing the report. Without it, a missing tool
-#                    fails the report: scripts/install-deps.sh --bench installs them all.
+#                    wine, mingw-w64, the unchanged programs) is reported as skipped, with
+#                    the reason, under its heading, instead of failing the report.
+#                    Without it, a missing tool fails the report: scripts/install-deps.sh
+#                    --bench installs them all.
 set -Eeuo pipefail
 trap 'echo "report.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -30,7 +32,7 @@ for arg in "$@"; do
     case "$arg" in
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -307,6 +309,33 @@ if ! REBUILD=0 REPS="$reps" JSONL="$out/clients.jsonl" bench/clients/run_clients
     >"$out/clients.md" 2>"$out/clients.log"; then
     tail -n 10 "$out/clients.log" >&2
     die "the client programs failed (see $out/clients.log)"
+fi
+
+# Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
+# peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
+# 7 programs x (2 + 5 x reps) runs of 0.5-2.5 s: about 6 minutes at 7 rounds.
+program_reps=7
+if ((quick)); then program_reps=3; fi
+program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz
+               /usr/bin/time)
+absent_tools=()
+for tool in "${program_tools[@]}"; do
+    [[ -x "$tool" ]] || absent_tools+=("$tool")
+done
+if ((${#absent_tools[@]})); then
+    packages="lua5.4, libxml2-utils, python3, sqlite3, pigz, time"
+    missing programs "not installed: ${absent_tools[*]} (Debian packages $packages)"
+else
+    say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz" \
+        "($program_reps rounds)"
+    log="$out/programs.log"
+    cmake --build build/bench --target sta_malloc >"$log" 2>&1 ||
+        die "building libsta_malloc.so (target sta_malloc) failed (see $log)"
+    if ! ONLY='' REPS="$program_reps" JSONL="$out/programs.jsonl" bench/programs/run_programs.sh \
+        "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then
+        tail -n 10 "$log" >&2
+        die "the unchanged programs failed (see $log)"
+    fi
 fi
 
 # Windows under wine (issue 7): the pool and thread_heap against the Windows heaps.

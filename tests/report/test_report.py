@@ -28,6 +28,19 @@ met). The seed-mode rows (sta-spans-seed: spans in threads::one_owner) miss the 
 bound at 32 B pure get ct (2.5 / 2.0) and in the gui scenario (900 / 750), and meet it
 elsewhere.
 
+The unchanged programs (issue 16, programs.jsonl: a real run of
+bench/programs/run_programs.sh on a busy machine, 5 rounds, tcmalloc's rows left out as
+skipped) are judged on the span layout only. The allocator-bound rule (glibc / the best
+general-purpose peer >= 1.15x) splits them: lua binary_trees (1.2695 / 0.8909 = 1.42x),
+xmllint (1.195x) and python3 with PYTHONMALLOC=malloc (1.169x) are allocator-bound;
+string_building (1.05x), plain python3, the sqlite3 shell and pigz are not; pigz, the
+multi-threaded one, is judged at >= 1.0x. xmllint meets >= 1.05x the best peer and >= 1.3x
+glibc (2.2469 / 2.0332, 2.6851 / 2.0332); binary_trees misses the first (1.02x), python3
+with PYTHONMALLOC=malloc the second (1.29x); plain python3 meets >= 0.97x (glibc the best
+peer), string_building meets it in time but misses on peak RSS (3924 / 2864 KiB = 1.37x
+mimalloc), sqlite3 and pigz miss in time. Round by round (walls), mimalloc's time /
+libsta_malloc's on xmllint is 0.76x..1.56x, median 1.06x: the medians' 1.11x is noise-deep.
+
 Run: python3 -B -m unittest discover -s tests/report   (ctest: report_py_test)
 """
 import contextlib
@@ -110,7 +123,15 @@ class Judging(unittest.TestCase):
             # issue 14: judged on the span layout only
             "threads_churn32": False, "threads_churn_mixed": True, "threads_prodcons": False,
             "threads_rss": True, "seed_fresh": True, "seed_pure_get": False,
-            "seed_balanced": True, "seed_scenario": False}))
+            "seed_balanced": True, "seed_scenario": False,
+            # issue 16: the unchanged programs, judged on the span layout only
+            "program_lua5_4_binary_trees_lua_15_gc_heavy": False,
+            "program_lua5_4_string_building_lua_10000_gc_heavy": False,
+            "program_xmllint_repeat_noout_iso_639_3_xml": True,
+            "program_python3_dicts_py_pythonmalloc_malloc": False,
+            "program_python3_dicts_py": True,
+            "program_sqlite3_memory_generate_sql": False,
+            "program_pigz_p_2_10_7_lines_of_seq_2_threads": False}))
 
     def test_threads(self):
         t = self.data.threads
@@ -137,6 +158,64 @@ class Judging(unittest.TestCase):
         # the shared cursor has one owner only: no verdict there
         self.assertNotIn("threads_churn32", self.verdicts)
         self.assertNotIn("seed_fresh", self.verdicts)
+
+    def test_programs(self):
+        d = self.data
+        lua, strings = ("lua5.4 binary_trees.lua 15 (GC-heavy)",
+                        "lua5.4 string_building.lua 10000 (GC-heavy)")
+        xml = "xmllint --repeat --noout iso_639-3.xml"
+        python, plain = "python3 dicts.py, PYTHONMALLOC=malloc", "python3 dicts.py"
+        sqlite = "sqlite3 :memory: < generate.sql"
+        pigz = "pigz -p 2, 10^7 lines of seq (2 threads)"
+        programs = [lua, strings, xml, python, plain, sqlite, pigz]
+        self.assertEqual(d.program_list, programs)  # the runner's order
+        self.assertEqual(d.program_threads, {pigz})
+        self.assertEqual(d.programs[("sta-malloc", xml)],
+                         {"seconds": 2.0332, "min": 1.4445, "max": 2.2666, "cpu_seconds": 2.0269,
+                          "maxrss_kib": 19752, "runs": 5,
+                          "walls": [1.4445, 1.703, 2.2666, 2.252, 2.0332]})
+        self.assertIn(("malloc", xml), d.programs)  # the runner's "glibc"
+        self.assertNotIn(("tcmalloc", xml), d.programs)  # skipped
+        # allocator-bound: glibc / the best general-purpose peer >= 1.15x, from this run
+        self.assertAlmostEqual(report.program_spread(d, lua), 1.2695 / 0.8909)
+        self.assertAlmostEqual(report.program_spread(d, strings), 1.4304 / 1.3611)
+        self.assertEqual([report.allocator_bound(d, p) for p in programs],
+                         [True, False, True, True, False, False, False])
+        expected = [  # program, group, measure kind, variant, value, ok
+            (lua, "all", "program", "mimalloc", 0.8909 / 0.8753, False),
+            (lua, "glibc", "program", "malloc", 1.2695 / 0.8753, True),
+            (strings, "all", "program", "jemalloc", 1.3611 / 1.3329, True),
+            (strings, "mimalloc", "program_rss", "mimalloc", 3924 / 2864, False),
+            (xml, "all", "program", "mimalloc", 2.2469 / 2.0332, True),
+            (xml, "glibc", "program", "malloc", 2.6851 / 2.0332, True),
+            (python, "all", "program", "mimalloc", 1.001 / 0.9043, True),
+            (python, "glibc", "program", "malloc", 1.1704 / 0.9043, False),
+            (plain, "all", "program", "malloc", 0.7526 / 0.7268, True),  # glibc is the best
+            (sqlite, "all", "program", "mimalloc", 2.4965 / 3.0471, False),
+            (pigz, "all", "program", "malloc", 2.0878 / 2.3654, False),
+            (pigz, "mimalloc", "program_rss", "mimalloc", 5044 / 4276, True),
+        ]
+        for program, group, kind, variant, value, ok in expected:
+            with self.subTest(program=program, group=group, kind=kind):
+                c = self.check(f"program_{report.slug(program)}", group, f"{kind}/{program}",
+                               layout="spans")
+                self.assertEqual(c.figure.variant, variant)
+                self.assertAlmostEqual(c.value, value)
+                self.assertEqual(c.ok, ok)
+        thresholds = {p: [c.threshold for c in report.program_target(d, p).conds]
+                      for p in programs}
+        bound, other = [1.05, 1.3, 1.2], [0.97, 1.2]
+        self.assertEqual(thresholds, {lua: bound, strings: other, xml: bound, python: bound,
+                                      plain: other, sqlite: other,
+                                      pigz: [1.0, 1.2]})  # pigz: multi-threaded
+        # round by round: mimalloc's wall time / libsta_malloc's in each of the 5 rounds
+        rounds = [2.2469 / 1.4445, 1.5701 / 1.703, 2.4058 / 2.2666, 2.6307 / 2.252,
+                  1.541 / 2.0332]
+        median, low, high = report.per_round(d, xml, "mimalloc")
+        self.assertAlmostEqual(median, sorted(rounds)[2])
+        self.assertAlmostEqual(low, min(rounds))
+        self.assertAlmostEqual(high, max(rounds))
+        self.assertNotIn(f"program_{report.slug(xml)}", self.verdicts)  # not on the cursor
 
     def test_seed_mode(self):
         self.assertAlmostEqual(self.data.get[("sta-spans-seed", "pure_get", "ct", 32)], 2.0)
@@ -285,8 +364,33 @@ class Report(unittest.TestCase):
                         "### Boxed values", "static bool box / pointer = 1.02x",
                         "## Threads: per-thread pools", "### CPU ns per op",
                         "## Per-thread pools vs the seed's mode (span layout, one thread)",
-                        "`threads::per_thread` in this build"]:
+                        "`threads::per_thread` in this build",
+                        "## Unchanged programs on libsta_malloc.so (LD_PRELOAD)",
+                        "### Every allocator (wall seconds: median, min–max; CPU seconds; "
+                        "peak RSS)"]:
             self.assertIn(heading, md)
+        self.assertIn("- *xmllint --repeat --noout iso_639-3.xml*: glibc / mimalloc (LD_PRELOAD)"
+                      " = 1.20× → allocator-bound", md)
+        self.assertIn("- *sqlite3 :memory: < generate.sql*: glibc / mimalloc (LD_PRELOAD)"
+                      " = 1.13× → not allocator-bound", md)
+        self.assertIn("at least 1.15× the best general-purpose peer's", md)
+        program_row = next(line for line in md.splitlines()
+                           if line.startswith("| python3 dicts.py, PYTHONMALLOC=malloc | 0.904"))
+        self.assertIn("| 0.904 (0.646–0.988) | 1.29× | 1.11× (mimalloc (LD_PRELOAD)) | "
+                      "1.11× (0.92–1.46) | 1.17× | yes |", program_row)
+        target_row = next(line for line in md.splitlines() if line.startswith(
+            "| program xmllint --repeat --noout iso_639-3.xml (allocator-bound):"))
+        self.assertIn("time ≥1.05× the best peer, time ≥1.3× glibc, peak RSS ≤1.2× mimalloc | "
+                      "n/a | n/a | time 1.11× vs mimalloc (LD_PRELOAD), time 1.32× vs glibc "
+                      "malloc, peak RSS 1.07× of mimalloc (LD_PRELOAD) | met |", target_row)
+        self.assertIn("| program pigz -p 2, 10^7 lines of seq (2 threads) (multi-threaded): time "
+                      "≥1× the best peer, peak RSS ≤1.2× mimalloc |", md)
+        why = next(line for line in md.splitlines() if line.startswith(
+            "- *program lua5.4 binary_trees.lua 15 (GC-heavy) (allocator-bound)* (spans):"))
+        self.assertIn("time 1.02× vs mimalloc (LD_PRELOAD)", why)  # why it is missed
+        self.assertIn("round by round mimalloc (LD_PRELOAD) / libsta_malloc = 1.07× (0.87–1.14)",
+                      why)
+        self.assertIn("the two time ranges overlap: within this run's noise", md)
         threads_row = next(line for line in md.splitlines()
                            if line.startswith("| **sta (spans): × vs the best peer**"))
         self.assertIn("| 1.58× (mimalloc (LD_PRELOAD)) | 1.40× (mimalloc (dlopen)) |",
@@ -326,6 +430,38 @@ class Report(unittest.TestCase):
         md = self.markdown()
         self.assertIn("## Real programs on the pool: Lua, SQLite, libxml2\n\n"
                       "Skipped: the client programs were not built.", md)
+
+    def test_missing_programs_are_an_error_unless_skipped(self):
+        os.remove(os.path.join(self.results, "programs.jsonl"))
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("programs.jsonl", err)
+        status, _, err = self.run_report("--skip", "programs=pigz is not installed")
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("## Unchanged programs on libsta_malloc.so (LD_PRELOAD)\n\n"
+                      "Skipped: pigz is not installed.", md)
+        self.assertNotIn("| program ", md)  # no program targets
+
+    def test_missing_program_peer_is_an_error(self):
+        self.remove_lines("programs.jsonl", '"program": "sqlite3 :memory: < generate.sql", '
+                          '"allocator": "jemalloc"')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("program sqlite3 :memory: < generate.sql (programs.jsonl): no rows of "
+                      "jemalloc", err)
+        self.remove_lines("programs.jsonl", '"allocator": "sta"')
+        status, _, err = self.run_report()
+        self.assertIn("no rows of sta-malloc", err)
+
+    def test_malformed_program_line_is_an_error(self):
+        with open(os.path.join(self.results, "programs.jsonl"), "a") as f:
+            f.write('{"program": "x", "allocator": "glibc", "seconds": 1.0, "min": 1.2, '
+                    '"max": 1.3, "cpu_seconds": 1.0, "maxrss_kib": 1, "runs": 3, '
+                    '"threads": false, "walls": [1.2, 1.0, 1.3]}\n')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("programs.jsonl: not a program result", err)
 
     def test_missing_preload_peer_is_an_error(self):
         os.remove(os.path.join(self.results, "scenario-jemalloc.json"))
@@ -439,7 +575,7 @@ class Report(unittest.TestCase):
 
     def test_each_new_section_is_required(self):
         for name in ["waves.jsonl", "traversal.jsonl", "phase.jsonl", "clients.jsonl",
-                     "extra-bstr_benchmark.json", "threads.jsonl"]:
+                     "extra-bstr_benchmark.json", "threads.jsonl", "programs.jsonl"]:
             with self.subTest(name=name):
                 path = os.path.join(self.results, name)
                 saved = path + ".saved"

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, timed as
+# whole processes under five allocators, with an output oracle.
+#
+#   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
+#   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
+#   REPS=5      timed runs per program and allocator
+#   ONLY=<text> only the programs whose name contains it
+#   JSONL=<file> also write one JSON line per program and allocator there:
+#     {"program", "allocator", "seconds", "min", "max", "cpu_seconds", "maxrss_kib",
+#      "runs", "threads", "command", "walls"} (scripts/report.py reads it; "walls" = the
+#      wall seconds of every run, round by round, for comparisons within a round)
+#
+# Allocators: glibc (no preload), mimalloc, jemalloc and tcmalloc (LD_PRELOAD of the
+# library scripts/peer_library.sh finds; a peer that is not installed is left out, with
+# a note on stderr) and sta (LD_PRELOAD of libsta_malloc.so). Each program first runs
+# once untimed on glibc (its output is the oracle, and the page cache is warm after it)
+# and once untimed on sta with STA_MALLOC_STATS=1 (its exit line shows the library was
+# loaded). Then REPS rounds, each running the program once per allocator, the order of
+# the allocators rotated by one every round, so that drift on a shared machine falls on
+# all of them alike. Every run's stdout must equal the oracle's byte for byte.
+#
+# Per run: wall seconds (the process from spawn to exit), CPU seconds (user + system of
+# the process and its threads, from wait4) and peak RSS (ru_maxrss, as GNU time reports
+# it). GNU time starts the program (through env, which sets LD_PRELOAD for the program
+# alone) because a process's ru_maxrss counts the memory of the process it was forked
+# from: spawned from this script's Python it would be at least Python's 10 MiB, spawned
+# from time's 1 MiB. Per program and allocator: the median of the runs, and their min
+# and max.
+#
+# Stdout: a Markdown table. Exit status: 0 when every run succeeded and matched the
+# oracle; otherwise 1, with each failing program named on stderr.
+set -Eeuo pipefail
+trap 'echo "run_programs.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+lib="${1:-${STA_MALLOC:-$root/build/bench/src/malloc/libsta_malloc.so}}"
+reps="${REPS:-5}"
+only="${ONLY:-}"
+jsonl="${JSONL:-}"
+
+die() { echo "run_programs.sh: $*" >&2; exit 1; }
+[[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
+lib="$(realpath "$lib")"
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "REPS=$reps: expected a positive number"
+
+# Debian's binaries by their full paths (a python3 found first in PATH may be another
+# build, or a wrapper script that would be timed along with it).
+lua=/usr/bin/lua5.4 xmllint=/usr/bin/xmllint python=/usr/bin/python3 sqlite=/usr/bin/sqlite3
+pigz=/usr/bin/pigz
+for tool in "$lua" "$xmllint" "$python" "$sqlite" "$pigz" /usr/bin/time /usr/bin/env; do
+    [[ -x "$tool" ]] ||
+        die "$tool is not installed (scripts/install-deps.sh --bench installs lua5.4," \
+            "libxml2-utils, python3, sqlite3, pigz and time)"
+done
+xml=/usr/share/xml/iso-codes/iso_639-3.xml
+[[ -r "$xml" ]] || die "$xml is missing (Debian package iso-codes)"
+
+allocators=("glibc=")
+for peer in mimalloc jemalloc tcmalloc; do
+    # (peer_library.sh says on stderr why when it is not installed)
+    if path="$("$root/scripts/peer_library.sh" "$peer")"; then
+        allocators+=("$peer=$path")
+    else
+        echo "run_programs.sh: $peer is left out" >&2
+    fi
+done
+allocators+=("sta=$lib")
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/sta_programs.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# The multi-threaded program's input: 10^7 lines of seq (76 MiB), made once.
+seq 1 10000000 >"$work/lines.txt"
+
+lua_dir="$root/tests/clients/lua"
+malloc_dir="$root/tests/malloc"
+# name | threads (0/1) | environment (K=V words) | stdin file | command
+# Inputs sized so that one run takes about 0.5-2.5 s on this 2-core machine.
+programs=(
+    "lua5.4 binary_trees.lua 15 (GC-heavy)|0|||$lua $lua_dir/binary_trees.lua 15"
+    "lua5.4 string_building.lua 10000 (GC-heavy)|0|||$lua $lua_dir/string_building.lua 10000"
+    "xmllint --repeat --noout iso_639-3.xml|0|||$xmllint --repeat --noout $xml"
+    "python3 dicts.py, PYTHONMALLOC=malloc|0|PYTHONMALLOC=malloc||$python $malloc_dir/dicts.py"
+    "python3 dicts.py|0|||$python $malloc_dir/dicts.py"
+    "sqlite3 :memory: < generate.sql|0||$malloc_dir/generate.sql|$sqlite :memory:"
+    "pigz -p 2, 10^7 lines of seq (2 threads)|1|||$pigz -p 2 -c $work/lines.txt"
+)
+
+printf '%s\n' "${programs[@]}" >"$work/programs"
+printf '%s\n' "${allocators[@]}" >"$work/allocators"
+# (the status is taken here, not by the ERR trap, which would print this whole script)
+status=0
+"$python" - "$work" "$reps" "$only" "$jsonl" <<'EOF' || status=$?
+import hashlib, json, os, statistics, sys, time
+
+work, reps, only, jsonl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+programs = []
+for line in open(os.path.join(work, "programs")).read().splitlines():
+    name, threads, env, stdin, command = line.split("|")
+    programs.append({"name": name, "threads": threads == "1", "env": env.split(),
+                     "stdin": stdin or "/dev/null", "argv": command.split(),
+                     "command": " ".join(env.split() + [command] +
+                                         (["<", stdin] if stdin else []))})
+allocators = [tuple(a.split("=", 1)) for a in
+              open(os.path.join(work, "allocators")).read().splitlines()]
+base_env = {k: v for k, v in os.environ.items()
+            if k not in ("LD_PRELOAD", "PYTHONMALLOC", "STA_MALLOC_STATS")}
+
+
+def run(program, preload, extra_env=()):
+    """One process: (wall s, CPU s, peak RSS KiB, sha256 of stdout, exit status, stderr)."""
+    out, err, rss = (os.path.join(work, f) for f in ["out", "err", "rss"])
+    # time -> env -> the program: env sets the variables for the program alone (time
+    # itself runs on glibc), and the program's peak RSS is time's report of it.
+    argv = ["/usr/bin/time", "-f", "%M", "-o", rss, "/usr/bin/env"]
+    argv += ([f"LD_PRELOAD={preload}"] if preload else []) + program["env"] + list(extra_env)
+    argv += program["argv"]
+    actions = [(os.POSIX_SPAWN_OPEN, 0, program["stdin"], os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+               (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, base_env, file_actions=actions)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    with open(rss) as f:  # the last line; a failed program's status line comes before it
+        maxrss = int(f.read().split()[-1])
+    digest = hashlib.sha256()
+    with open(out, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    with open(err, errors="replace") as f:
+        stderr = f.read()
+    return (wall, usage.ru_utime + usage.ru_stime, maxrss, digest.hexdigest(),
+            os.waitstatus_to_exitcode(status), stderr)
+
+
+failed = []
+results = {}  # (program, allocator) -> [(wall, cpu, rss)]
+lib = dict(allocators)["sta"]
+for p in programs:
+    if only and only not in p["name"]:
+        continue
+    name = p["name"]
+    print(f"running: {name}", file=sys.stderr, flush=True)
+    oracle = run(p, "")
+    if oracle[4] != 0:
+        failed.append(f"{name} (glibc): exit status {oracle[4]}: {oracle[5][-300:]}")
+        continue
+    check = run(p, lib, ["STA_MALLOC_STATS=1"])
+    if check[4] != 0 or not any(line.startswith("sta_malloc: ") and " pools made" in line
+                                for line in check[5].splitlines()):
+        failed.append(f"{name} (sta): no libsta_malloc exit line: was it preloaded? "
+                      f"(status {check[4]}) {check[5][-300:]}")
+        continue
+    mismatches = set()
+    for rep in range(reps):
+        shift = rep % len(allocators)
+        for alloc, preload in allocators[shift:] + allocators[:shift]:
+            wall, cpu, rss, digest, status, stderr = run(p, preload)
+            if status != 0:
+                failed.append(f"{name} ({alloc}): exit status {status}: {stderr[-300:]}")
+            elif digest != oracle[3]:
+                mismatches.add(alloc)
+            else:
+                results.setdefault((name, alloc), []).append((wall, cpu, rss))
+    for alloc in sorted(mismatches):
+        failed.append(f"ORACLE MISMATCH: {name}: the output on {alloc} differs from the "
+                      "untimed glibc run's")
+    print(f"  done: {reps} rounds x {len(allocators)} allocators", file=sys.stderr, flush=True)
+
+
+def fmt(v, spec=".3f"):
+    return "–" if v is None else format(v, spec)
+
+
+rows = []
+names = [a for a, _ in allocators]
+for p in programs:
+    for alloc in names:
+        runs = results.get((p["name"], alloc))
+        if not runs or len(runs) != reps:
+            continue
+        walls = [r[0] for r in runs]
+        rows.append({"program": p["name"], "allocator": alloc,
+                     "seconds": round(statistics.median(walls), 4),
+                     "min": round(min(walls), 4), "max": round(max(walls), 4),
+                     "cpu_seconds": round(statistics.median(r[1] for r in runs), 4),
+                     "maxrss_kib": statistics.median(r[2] for r in runs), "runs": len(runs),
+                     "threads": p["threads"], "command": p["command"],
+                     "walls": [round(w, 4) for w in walls]})
+if jsonl:
+    with open(jsonl, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+
+print(f"Medians of {reps} interleaved runs (whole processes, wall seconds, and their "
+      "min–max); *× vs glibc* = glibc's median / this one's (above 1: faster than glibc); "
+      "RSS = peak resident set (ru_maxrss), median.\n")
+print("| program | allocator | median s | min–max s | × vs glibc | CPU s | RSS MiB |")
+print("|---|---|---:|---:|---:|---:|---:|")
+by = {(r["program"], r["allocator"]): r for r in rows}
+for r in rows:
+    glibc = by.get((r["program"], "glibc"))
+    speed = glibc["seconds"] / r["seconds"] if glibc and r["seconds"] > 0 else None
+    print(f"| {r['program']} | {r['allocator']} | {r['seconds']:.3f} | "
+          f"{r['min']:.3f}–{r['max']:.3f} | {fmt(speed, '.2f')}× | {r['cpu_seconds']:.3f} | "
+          f"{r['maxrss_kib'] / 1024:.1f} |")
+for line in failed:
+    print(f"FAILED: {line}", file=sys.stderr)
+sys.exit(1 if failed else 0)
+EOF
+exit "$status"
