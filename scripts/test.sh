@@ -2,7 +2,8 @@
 # Build and run every test, in these CMake workflow presets:
 #   dev      g++ 12, Debug, checked build; valgrind memcheck over the main tests and
 #            the misuse programs that valgrind must flag
-#   release  g++ 12, -O2 -DNDEBUG: checks compiled away; the hooks-cost proof
+#   release  g++ 12, -O2 -DNDEBUG: checks compiled away; the hooks-cost proof; then the
+#            same tests again with LD_PRELOAD=libsta_malloc.so (test preset release-preloaded)
 #   asan     clang 14, ASan + UBSan, checked build; misuse programs ASan must flag;
 #            a libFuzzer smoke run
 #   tsan     clang 14, ThreadSanitizer, checked build; the threaded test programs only
