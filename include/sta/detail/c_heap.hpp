@@ -23,6 +23,9 @@
 //      poor_fit(n)), of the pool's next tiers through Pool (last allocated or
 //      reallocated so) when 32 KiB < n <= max_request.
 //  CS3 p is 16-aligned.
+//  CS4 an aligned block (aligned_os_block below, the drop-in malloc's memalign): the word
+//      at p - 16 holds its lead >= 16 (never 0, unlike CS2) and the one at p - 8 n;
+//      [p - lead, p - lead + os_round_up(lead + n)) is one OS mapping of its own.
 //
 // c_heap (pools of the shared-cursor layout), drawn below:
 // Each block carries the size its caller asked for in a header just in front of the
@@ -46,6 +49,7 @@
 
 #include "sta/detail/layout_spans.hpp"
 #include "sta/detail/next_tiers.hpp"
+#include "sta/detail/page_source.hpp"
 #include "sta/detail/pool_state.hpp"
 #include "sta/detail/segment_map.hpp"
 #include "sta/detail/size_class.hpp"
@@ -83,6 +87,40 @@ struct size_header {
     static void* out_of_memory() noexcept {
         errno = ENOMEM;
         return nullptr;
+    }
+};
+
+/// A block aligned beyond what the pool's classes give, in an OS mapping of its own
+/// (CS4): made by the drop-in malloc's memalign (malloc_heap.hpp), freed by c_span_heap.
+///
+///   mapping (whole OS pages)
+///   +----------- lead bytes -----------+-------------------------+
+///   | unused ...    | lead   | size n  | n bytes of the caller   |
+///   +---------------+--------+---------+-------------------------+
+///   ^ p - lead                          ^ p, aligned to a; lead = max(a, 16)
+struct aligned_os_block {
+    static std::size_t lead_of(const void* p) noexcept {
+        std::size_t lead;
+        std::memcpy(&lead, static_cast<const std::byte*>(p) - 16, sizeof lead);
+        return lead;
+    }
+    /// `bytes` aligned to `alignment` (a power of two above 16), or nullptr.
+    static void* alloc(std::size_t alignment, std::size_t bytes) noexcept {
+        const std::size_t lead = alignment;
+        const std::size_t length = os_round_up(lead + bytes);
+        auto* const start = static_cast<std::byte*>(
+            alignment <= os_page_bytes ? os_map_pages(length)
+                                       : map_aligned(&os_map_pages, length, alignment));
+        if (start == nullptr)
+            return nullptr;
+        std::byte* const p = start + lead;
+        std::memcpy(p - 16, &lead, sizeof lead);
+        std::memcpy(p - 8, &bytes, sizeof bytes);
+        return p;
+    }
+    static void free(void* p, std::size_t bytes) noexcept {
+        const std::size_t lead = lead_of(p);
+        os_unmap_pages(static_cast<std::byte*>(p) - lead, os_round_up(lead + bytes));
     }
 };
 
@@ -178,6 +216,8 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             return heap_free(block_of(p), size_of(p) + header_bytes);
         case tier::big:
             return Pool::free(block_of(p), size_of(p) + header_bytes);
+        case tier::aligned:
+            return aligned_os_block::free(p, size_of(p));
         }
     }
 
@@ -226,23 +266,27 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return pooled_bytes(bytes);
     }
 
+    /// The block a pooled request takes: the class of max(bytes, 16) (CS3).
+    static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
+        return class_bytes_of_size(bytes < min_bytes ? min_bytes : bytes);
+    }
+
   private:
     using tiers = next_tiers<typename Pool::engine>;
 
-    /// Where a block lies (CS1, CS2): a span, the private heap, or above 32 KiB.
-    enum class tier { pooled, heap, big };
+    /// Where a block lies (CS1, CS2, CS4): a span, the private heap, above 32 KiB, or an
+    /// aligned block of its own.
+    enum class tier { pooled, heap, big, aligned };
     static tier tier_of_request(std::size_t bytes) noexcept {
         return bytes > max_class_bytes ? tier::big : poor_fit(bytes) ? tier::heap : tier::pooled;
     }
     static tier tier_of_block(const void* p) noexcept {
-        return is_pool_segment(p)              ? tier::pooled
-               : size_of(p) <= max_class_bytes ? tier::heap
-                                               : tier::big;
+        return is_pool_segment(p)                  ? tier::pooled
+               : aligned_os_block::lead_of(p) != 0 ? tier::aligned
+               : size_of(p) <= max_class_bytes     ? tier::heap
+                                                   : tier::big;
     }
 
-    static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
-        return class_bytes_of_size(bytes < min_bytes ? min_bytes : bytes);
-    }
     /// A block for 1 <= bytes <= max_request, laid out as CS1 / CS2; nullptr when the
     /// memory is not there (errno is the caller's to set).
     static void* try_alloc(std::size_t bytes) noexcept {

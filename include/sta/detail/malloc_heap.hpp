@@ -12,20 +12,12 @@
 //                                    the pooled class of max(n, a): a span's blocks lie
 //                                    at multiples of their class from a 4 KiB-aligned
 //                                    start, so a class of a or more is a-aligned
-//   otherwise (aligned)              a mapping of its own from the OS:
+//   otherwise (aligned)              a mapping of its own from the OS
+//                                    (aligned_os_block, c_heap.hpp: c_span_heap's tier
+//                                    CS4, so free, realloc and usable_size are its)
 //
-//     mapping (whole OS pages)
-//     +----------- lead bytes -----------+-------------------------+
-//     | unused ...    | lead   | size n  | n bytes of the caller   |
-//     +---------------+--------+---------+-------------------------+
-//     ^ p - lead                          ^ p, aligned to a; lead = max(a, 16)
-//
-// Invariants, for every live p handed out (beyond c_span_heap's CS1-CS3):
-//  MH1 is_pool_segment(p), or the word at p - 16 is 0 (c_span_heap's header, CS2), or
-//      p is an aligned block (MH2).
-//  MH2 an aligned block: the word at p - 16 holds lead >= 16 and the one at p - 8 n;
-//      [p - lead, p - lead + mapped_bytes(lead + n)) is one OS mapping, p - lead
-//      aligned to max(a, OS page).
+// Every block handed out is one of c_span_heap's (CS1-CS4): free, realloc and
+// malloc_usable_size are c_span_heap's, with glibc's answers for NULL and 0 around them.
 //
 // errno: ENOMEM on every failure to find memory, EINVAL for an alignment glibc refuses;
 // posix_memalign returns the error number instead and leaves errno and *out alone.
@@ -55,19 +47,13 @@ struct malloc_heap {
         return span_heap::malloc(at_least_one(bytes));
     }
 
-    static void free(void* p) noexcept {
-        if (p == nullptr)
-            return;
-        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]]
-            return aligned_free(p);
-        span_heap::free(p);
-    }
+    static void free(void* p) noexcept { span_heap::free(p); }
 
     /// The sized free of operator delete: a block of `bytes` from malloc(bytes) is a
     /// pooled block of pooled_bytes(bytes) unless it was a poor fit or above 32 KiB.
     static void free_sized(void* p, std::size_t bytes) noexcept {
         if (p != nullptr && bytes <= max_class_bytes && !span_heap::poor_fit(bytes)) [[likely]]
-            return Pool::free(p, pooled_bytes(bytes));
+            return Pool::free(p, span_heap::pooled_bytes(bytes));
         free(p);
     }
 
@@ -84,13 +70,6 @@ struct malloc_heap {
     static void* realloc(void* p, std::size_t bytes) noexcept {
         if (p == nullptr)
             return malloc(bytes);
-        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]] {
-            if (bytes == 0) {
-                aligned_free(p);
-                return nullptr;
-            }
-            return move(p, size_of(p), bytes);
-        }
         return span_heap::realloc(p, bytes); // bytes == 0 frees p and returns NULL
     }
 
@@ -120,7 +99,7 @@ struct malloc_heap {
             void* const p = Pool::alloc(class_bytes_of_size(bytes < alignment ? alignment : bytes));
             return p != nullptr ? p : out_of_memory();
         }
-        void* const p = aligned_alloc_os(alignment, bytes);
+        void* const p = aligned_os_block::alloc(alignment, bytes);
         return p != nullptr ? p : out_of_memory();
     }
 
@@ -144,22 +123,11 @@ struct malloc_heap {
     static void* pvalloc(std::size_t bytes) noexcept {
         if (bytes > max_request - os_page_bytes)
             return out_of_memory();
-        const std::size_t pages = (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+        const std::size_t pages = os_round_up(bytes);
         return memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
     }
 
-    static std::size_t usable_size(const void* p) noexcept {
-        if (p == nullptr)
-            return 0;
-        if (!is_pool_segment(p) && lead_of(p) != 0) [[unlikely]]
-            return size_of(p);
-        return span_heap::usable_size(p);
-    }
-
-    /// The bytes a pooled request takes: its class, at least 16 (c_span_heap, CS3).
-    static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
-        return class_bytes_of_size(bytes < 16 ? 16 : bytes);
-    }
+    static std::size_t usable_size(const void* p) noexcept { return span_heap::usable_size(p); }
 
   private:
     static constexpr std::size_t at_least_one(std::size_t bytes) noexcept {
@@ -174,46 +142,6 @@ struct malloc_heap {
     static bool fresh_from_os(std::size_t bytes) noexcept {
         return STA_POOL_BIG_FROM_OS != 0 && bytes > max_class_bytes &&
                bytes + c_span_header_bytes > Pool::page_bytes() / 2;
-    }
-
-    static std::size_t word_at(const void* p, std::size_t back) noexcept {
-        std::size_t w;
-        std::memcpy(&w, static_cast<const std::byte*>(p) - back, sizeof w);
-        return w;
-    }
-    static std::size_t lead_of(const void* p) noexcept { return word_at(p, 16); } // MH1
-    static std::size_t size_of(const void* p) noexcept { return word_at(p, 8); }
-    static constexpr std::size_t mapped_bytes(std::size_t bytes) noexcept {
-        return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
-    }
-
-    /// MH2: a mapping of lead + n bytes, p = its start + lead, aligned to `alignment`.
-    static void* aligned_alloc_os(std::size_t alignment, std::size_t bytes) noexcept {
-        const std::size_t lead = alignment < 16 ? 16 : alignment;
-        const std::size_t length = mapped_bytes(lead + bytes);
-        auto* const start = static_cast<std::byte*>(
-            alignment <= os_page_bytes ? os_map_pages(length)
-                                       : map_aligned(&os_map_pages, length, alignment));
-        if (start == nullptr)
-            return nullptr;
-        std::byte* const p = start + lead;
-        std::memcpy(p - 16, &lead, sizeof lead);
-        std::memcpy(p - 8, &bytes, sizeof bytes);
-        return p;
-    }
-    static void aligned_free(void* p) noexcept {
-        const std::size_t lead = lead_of(p);
-        os_unmap_pages(static_cast<std::byte*>(p) - lead, mapped_bytes(lead + size_of(p)));
-    }
-    /// An aligned block resized: a new block (alignment 16, as glibc's realloc gives),
-    /// the bytes copied, the old one freed. nullptr (ENOMEM) leaves p intact.
-    static void* move(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
-        void* const q = malloc(bytes);
-        if (q == nullptr)
-            return nullptr;
-        std::memcpy(q, p, old_bytes < bytes ? old_bytes : bytes);
-        aligned_free(p);
-        return q;
     }
 };
 

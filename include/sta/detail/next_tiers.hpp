@@ -123,29 +123,25 @@ struct next_tiers {
     // ---- above page_bytes / 2: std::malloc, or the OS (STA_POOL_BIG_FROM_OS) ----------
 
     static constexpr bool big_from_os = STA_POOL_BIG_FROM_OS != 0;
-    /// The length of a big block's mapping: whole OS pages.
-    static constexpr std::size_t mapped_bytes(std::size_t bytes) noexcept {
-        return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
-    }
     static void* big_alloc(std::size_t bytes) noexcept {
         if constexpr (big_from_os)
-            return os_map_pages(mapped_bytes(bytes));
+            return os_map_pages(os_round_up(bytes));
         else
             return std::malloc(bytes);
     }
     static void big_free(void* p, std::size_t bytes) noexcept {
         if constexpr (big_from_os)
-            os_unmap_pages(p, mapped_bytes(bytes));
+            os_unmap_pages(p, os_round_up(bytes));
         else
             std::free(p);
     }
     static void* big_realloc(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
         if constexpr (!big_from_os)
             return std::realloc(p, bytes);
-        else if (mapped_bytes(old_bytes) == mapped_bytes(bytes))
+        else if (os_round_up(old_bytes) == os_round_up(bytes))
             return p;
         else
-            return os_remap_pages(p, mapped_bytes(old_bytes), mapped_bytes(bytes));
+            return os_remap_pages(p, os_round_up(old_bytes), os_round_up(bytes));
     }
 
     static pool_state* owner_of(const void* p) noexcept {

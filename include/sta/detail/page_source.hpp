@@ -41,6 +41,10 @@ inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
 
 /// The unit of a mapping's length (munmap and mremap round to the OS page anyway).
 inline constexpr std::size_t os_page_bytes = 4096;
+/// `bytes` rounded up to whole OS pages: the length of a mapping of its own.
+constexpr std::size_t os_round_up(std::size_t bytes) noexcept {
+    return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+}
 
 /// A mapping of `old_bytes` at `p` resized to `bytes` (both multiples of os_page_bytes),
 /// moved if it must be; its contents are kept up to the smaller size and the rest is
