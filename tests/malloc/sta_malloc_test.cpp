@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -284,14 +285,26 @@ TEST(StaMallocNew, TheNewHandlerRunsUntilItGivesUpThenBadAlloc) {
 
 // ---- threads and fork -------------------------------------------------------------
 
+// Each round a new producer thread allocates and a new consumer thread frees it all:
+// the producer adopts the parked pool the blocks belong to and takes them back from its
+// inbox, so later rounds reuse the first round's addresses instead of growing.
 TEST(StaMallocThreads, BlocksFreedOnAnotherThreadAreReused) {
     std::vector<void*> blocks(20000);
+    std::set<void*> first_round;
     for (int round = 0; round < 5; ++round) {
         std::thread producer([&] {
             for (std::size_t i = 0; i < blocks.size(); ++i)
                 blocks[i] = malloc_fn(16 + i % 500);
         });
         producer.join();
+        if (round == 0) {
+            first_round.insert(blocks.begin(), blocks.end());
+        } else {
+            std::size_t reused = 0;
+            for (void* p : blocks)
+                reused += first_round.count(p);
+            EXPECT_GE(reused, blocks.size() / 2) << "round " << round;
+        }
         std::thread consumer([&] {
             for (void* p : blocks)
                 std::free(p);
