@@ -193,6 +193,31 @@ class basic_memory_pool {
         engine::template free<Bytes>(p);
     }
 
+    /// alloc(class_bytes_of_slot(slot)) for a caller that has the class's slot already
+    /// (detail::pooled_slot_of_key): the C API's malloc, which names no size to the
+    /// pool beyond the class.
+    [[nodiscard]] STA_FORCE_INLINE static void* alloc_class(std::uint32_t slot) noexcept {
+        engine::home::check_thread();
+        void* p = engine::alloc_slot(slot);
+        after_alloc(p, detail::class_bytes_of_slot(slot));
+        return p;
+    }
+
+    /// free(p, class_bytes_of_slot(slot)) for a block that alloc_class(slot) (or alloc of
+    /// those class bytes) gave.
+    STA_FORCE_INLINE static void free_class(void* p, std::uint32_t slot) noexcept {
+        engine::home::check_thread();
+        before_free(p, detail::class_bytes_of_slot(slot));
+        engine::push(slot, p);
+    }
+
+    /// Span layout: free_class for a pooled block (detail::is_pool_segment) allocated
+    /// with its whole class bytes, the class its span names.
+    STA_FORCE_INLINE static void
+    free_in_span(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
+        free_class(p, detail::span_of(p)->slot);
+    }
+
     /// Resize a block. Same pointer while the class does not change. A shrink within
     /// the pool never fails: the shared-cursor layout keeps the block where it is and
     /// gives its tail back; the span layout moves it to the smaller class, or keeps it

@@ -66,7 +66,7 @@ class branch_engine {
 
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
 
-  private:
+    /// A block of the class of a canonical pooled slot (pooled_slot_of_key).
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
         free_block*& head = core::head(slot);
         if (free_block* block = head) {

@@ -73,6 +73,10 @@ class table_engine {
     static void push(std::uint32_t slot, void* p) noexcept { state().free_table[slot](p, 0); }
     /// The smallest class, for a request of 0 bytes.
     static void* alloc_smallest() noexcept { return state().alloc_table[smallest_class_slot](0); }
+    /// A block of the class of a canonical pooled slot (pooled_slot_of_key).
+    STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
+        return state().alloc_table[slot](class_bytes_of_slot(slot));
+    }
 
     /// T1 for the accounting checkers: does the alloc slot serve its free list?
     static bool slot_serves_list(std::uint32_t slot) noexcept {

@@ -75,6 +75,8 @@ concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
     noexcept->std::same_as<void>;
     { Engine::push(slot, p) }
     noexcept->std::same_as<void>;
+    { Engine::alloc_slot(slot) }
+    noexcept->std::same_as<void*>;
     { Engine::slot_serves_list(slot) }
     noexcept->std::same_as<bool>;
     requires layout_core<typename Engine::core>;

@@ -49,12 +49,12 @@ struct malloc_heap {
 
     static void free(void* p) noexcept { span_heap::free(p); }
 
-    /// The sized free of operator delete: a block of `bytes` from malloc(bytes) is a
-    /// pooled block of pooled_bytes(bytes) unless it was a poor fit or above 32 KiB.
+    /// The sized free of operator delete: a block of `bytes` from malloc(bytes) up to
+    /// 1 KiB is a pooled block of pooled_slot(bytes), found without reading its span.
     static void free_sized(void* p, std::size_t bytes) noexcept {
-        if (p != nullptr && bytes <= max_class_bytes && !span_heap::poor_fit(bytes)) [[likely]]
-            return Pool::free(p, span_heap::pooled_bytes(bytes));
-        free(p);
+        if (p != nullptr && bytes - 1 < span_heap::poor_fit_floor) [[likely]]
+            return Pool::free_class(p, span_heap::pooled_slot(bytes));
+        free(p); // 0 (malloc's 1 byte) and above 1 KiB: the span, or the header, says
     }
 
     static void* calloc(std::size_t count, std::size_t size) noexcept {
@@ -96,7 +96,8 @@ struct malloc_heap {
             return out_of_memory();
         if (alignment <= pooled_align_max && bytes <= max_class_bytes &&
             alignment <= max_class_bytes) {
-            void* const p = Pool::alloc(class_bytes_of_size(bytes < alignment ? alignment : bytes));
+            void* const p =
+                Pool::alloc_class(span_heap::pooled_slot(bytes < alignment ? alignment : bytes));
             return p != nullptr ? p : out_of_memory();
         }
         void* const p = aligned_os_block::alloc(alignment, bytes);
