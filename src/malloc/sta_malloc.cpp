@@ -10,6 +10,13 @@
 //
 // The pool family has a tag of internal linkage: a program that also uses
 // sta::memory_pool from the headers has its own pools, never these.
+//
+// No C++ runtime is linked (src/malloc/CMakeLists.txt): a C program that preloads the
+// library does not load libstdc++ (0.8 MiB of resident pages). What operator new needs
+// of the runtime — the new-handler, throwing std::bad_alloc, catching it in the nothrow
+// forms — is referenced weakly below and bound to the program's own libstdc++, which a
+// program that calls operator new has loaded. Without it (a C++ plugin dlopen'ed later,
+// with its runtime local to it), operator new that finds no memory aborts with a message.
 #include "sta/detail/malloc_heap.hpp"
 #include "sta/memory_pool.hpp"
 
@@ -21,6 +28,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+
+// Every reference this file makes to the C++ runtime, weak: 0 when no runtime is loaded.
+asm(".weak __cxa_allocate_exception\n"
+    ".weak __cxa_free_exception\n"
+    ".weak __cxa_begin_catch\n"
+    ".weak __cxa_end_catch\n"
+    ".weak __gxx_personality_v0\n"
+    ".weak _Unwind_Resume\n"
+    ".weak _ZTISt9bad_alloc\n"
+    ".weak _ZTVSt9bad_alloc\n"
+    ".weak _ZNSt9bad_allocD1Ev\n"
+    ".weak _ZNSt9bad_allocD2Ev\n");
+// The two whose absence the code tests, weak to the compiler too:
+namespace std {
+new_handler get_new_handler() noexcept __attribute__((weak));
+}
+extern "C" __attribute__((weak)) void __cxa_throw(void*, void*, void (*)(void*));
 
 namespace {
 
@@ -74,27 +98,42 @@ __attribute__((destructor)) void print_stats_at_exit() {
         (void)!::write(2, line, static_cast<std::size_t>(n < 320 ? n : 319));
 }
 
+/// The program's new-handler (none without a C++ runtime).
+std::new_handler new_handler() noexcept {
+    return &std::get_new_handler != nullptr ? std::get_new_handler() : nullptr;
+}
+
+/// operator new found no memory and no handler: throw std::bad_alloc, or abort where no
+/// C++ runtime is loaded to throw it with.
+[[noreturn]] void throw_bad_alloc() {
+    if (&__cxa_throw == nullptr) {
+        static constexpr char message[] =
+            "sta_malloc: operator new: out of memory, and no C++ runtime loaded to throw "
+            "std::bad_alloc with\n";
+        (void)!::write(2, message, sizeof message - 1);
+        std::abort();
+    }
+    throw std::bad_alloc();
+}
+
 /// operator new: malloc, then the new-handler loop of [new.delete.single]; throws
 /// std::bad_alloc when there is no handler.
-void* new_or_throw(std::size_t bytes) {
+template <class Alloc>
+void* new_or_throw(Alloc alloc) {
     for (;;) {
-        if (void* p = heap::malloc(bytes))
+        if (void* p = alloc())
             return p;
-        std::new_handler handler = std::get_new_handler();
+        std::new_handler handler = new_handler();
         if (handler == nullptr)
-            throw std::bad_alloc();
+            throw_bad_alloc();
         handler();
     }
 }
+void* new_or_throw(std::size_t bytes) {
+    return new_or_throw([=] { return heap::malloc(bytes); });
+}
 void* new_aligned_or_throw(std::size_t bytes, std::align_val_t alignment) {
-    for (;;) {
-        if (void* p = heap::memalign(static_cast<std::size_t>(alignment), bytes))
-            return p;
-        std::new_handler handler = std::get_new_handler();
-        if (handler == nullptr)
-            throw std::bad_alloc();
-        handler();
-    }
+    return new_or_throw([=] { return heap::memalign(static_cast<std::size_t>(alignment), bytes); });
 }
 template <class F>
 void* nothrow(F f) noexcept {

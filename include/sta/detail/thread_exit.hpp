@@ -27,12 +27,13 @@ bool call_at_thread_exit(void* arg) noexcept {
     static const DWORD index = ::FlsAlloc([](void* p) { Fn(p); });
     return index != FLS_OUT_OF_INDEXES && ::FlsSetValue(index, arg) != 0;
 #else
-    struct key_holder {
-        pthread_key_t key{};
-        bool made = pthread_key_create(&key, Fn) == 0;
-    };
-    static const key_holder k;
-    return k.made && pthread_setspecific(k.key, arg) == 0;
+    // pthread_once, not a function-local static: the drop-in malloc links no C++
+    // runtime (no __cxa_guard_acquire).
+    static constinit pthread_once_t once = PTHREAD_ONCE_INIT;
+    static constinit pthread_key_t key{};
+    static constinit bool made = false;
+    ::pthread_once(&once, [] { made = pthread_key_create(&key, Fn) == 0; });
+    return made && pthread_setspecific(key, arg) == 0;
 #endif
 }
 
