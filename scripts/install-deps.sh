@@ -12,7 +12,8 @@ packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libben
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine
-               time) # GNU time: the peak RSS of bench/programs/run_programs.sh (issue 16)
+               time      # GNU time: the peak RSS of bench/programs/run_programs.sh (issue 16)
+               linux-perf) # perf record: its share of samples in the allocator
 fi
 missing=()
 for p in "${packages[@]}"; do

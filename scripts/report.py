@@ -577,6 +577,14 @@ def load_programs(path):
                                             "maxrss_kib"]}
             row["runs"] = int(r["runs"])
             row["walls"] = [float(w) for w in r["walls"]]
+            # the share of perf samples inside the allocator (absent or null: not sampled)
+            share, shares = r.get("alloc_share"), r.get("alloc_shares")
+            row["alloc_share"] = None if share is None else float(share)
+            row["alloc_shares"] = None if shares is None else [float(x) for x in shares]
+            if row["alloc_share"] is not None and not (
+                    0 <= row["alloc_share"] <= 1 and row["alloc_shares"]
+                    and min(row["alloc_shares"]) <= row["alloc_share"] <= max(row["alloc_shares"])):
+                raise ValueError(share)
             threaded = r["threads"]
             if not isinstance(threaded, bool):
                 raise TypeError(threaded)
@@ -1205,7 +1213,57 @@ def why_program(data, v):
     if rounds is not None:
         text += (f"; round by round {pretty(best_peer)} / libsta_malloc = {fx(rounds[0])} "
                  f"({rounds[1]:.2f}–{rounds[2]:.2f})")
+    if ours is not None and ours["alloc_share"] is not None and theirs["alloc_share"] is not None:
+        text += (f"; inside the allocator: {share_text(ours)} of libsta_malloc's CPU samples, "
+                 f"{share_text(theirs)} of {pretty(best_peer)}'s")
     return text + " (the unchanged-programs table has every allocator's runs)."
+
+
+def share_text(v):
+    """A program row's share of samples in the allocator: '12.3 %' (or '–')."""
+    return "–" if v is None or v["alloc_share"] is None else f"{100 * v['alloc_share']:.1f} %"
+
+
+def render_shares(data, allocs):
+    """The share of CPU samples inside the allocator, per program and allocator."""
+    lines = ["### Share of CPU samples inside the allocator (perf)", ""]
+    if not any(v["alloc_share"] is not None for v in data.programs.values()):
+        return lines + ["Not measured in this run (`PERF_RUNS=0`, or `perf record` was not "
+                        "permitted: see the report's log).", ""]
+    sampled = sorted({len(v["alloc_shares"]) for v in data.programs.values()
+                      if v["alloc_shares"]})
+    lines += [
+        f"{'/'.join(str(n) for n in sampled)} runs per program and allocator under `perf record "
+        "-e cpu-clock -F 4999` (one of each allocator per round, after the timed rounds): the "
+        "samples inside the allocator — any function of the peer's library or of "
+        "libsta_malloc, glibc's malloc functions in libc.so — over all the run's samples, the "
+        "median of the runs (their range beside it). One run measures this far more steadily "
+        "than its time: it is the allocator's own cost, without the locality it gives the "
+        "program (that is in the times above). *Lowest peer* = the smallest share among "
+        "glibc, mimalloc, jemalloc and tcmalloc; *sta / lowest* below 1: libsta_malloc spends "
+        "less of the program's time in the allocator.", ""]
+    rows = []
+    for p in data.program_list:
+        cells, peer_shares = [p], []
+        for a in allocs:
+            v = data.programs.get((a, p))
+            if v is None or v["alloc_share"] is None:
+                cells.append("–")
+                continue
+            cells.append(f"{share_text(v)} ({100 * min(v['alloc_shares']):.1f}–"
+                         f"{100 * max(v['alloc_shares']):.1f})")
+            if a != STA_MALLOC_ROW:
+                peer_shares.append((v["alloc_share"], a))
+        ours = data.programs.get((STA_MALLOC_ROW, p))
+        if ours is not None and ours["alloc_share"] is not None and peer_shares:
+            low, low_alloc = min(peer_shares)
+            cells.append(f"{ratio(ours['alloc_share'], low):.2f} ({pretty(low_alloc)})"
+                         if low > 0 else "–")
+        else:
+            cells.append("–")
+        rows.append(cells)
+    return lines + [md_table(["program"] + [pretty(a) for a in allocs] +
+                             ["sta / lowest peer"], rows), ""]
 
 
 def why_bstr(data, v):
@@ -1658,7 +1716,8 @@ def render_programs(data):
                          int(v["runs"]), fx(ratio(g["seconds"], v["seconds"]) if g else None),
                          f"{v['cpu_seconds']:.3f}", fmt(v["maxrss_kib"] / 1024, 1)])
     return lines + [md_table(["program", "allocator", "median s", "min–max s", "runs",
-                              "× vs glibc", "CPU s", "peak RSS MiB"], rows), ""]
+                              "× vs glibc", "CPU s", "peak RSS MiB"], rows), ""] + \
+        render_shares(data, allocs)
 
 
 def render_wine(data):

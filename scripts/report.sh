@@ -313,7 +313,7 @@ fi
 
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
-# 7 programs x (2 + 5 x reps) runs of 0.5-2.5 s: about 6 minutes at 7 rounds.
+# 7 programs x (2 + 5 x (reps + 3 sampled)) runs of 0.5-2.5 s: about 9 minutes.
 program_reps=7
 if ((quick)); then program_reps=3; fi
 program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz
@@ -326,12 +326,25 @@ if ((${#absent_tools[@]})); then
     packages="lua5.4, libxml2-utils, python3, sqlite3, pigz, time"
     missing programs "not installed: ${absent_tools[*]} (Debian packages $packages)"
 else
+    # The share of perf samples inside the allocator: 3 sampled rounds, when perf may
+    # record here (the report's programs section says "not measured" otherwise).
+    perf_runs=3
+    if ! command -v perf >/dev/null; then
+        perf_runs=0
+        echo "report.sh: perf is not installed (Debian package linux-perf): the" \
+            "allocator's share of samples is not measured" >&2
+    elif ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
+        perf_runs=0
+        echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid):" \
+            "the allocator's share of samples is not measured" >&2
+    fi
     say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz" \
-        "($program_reps rounds)"
+        "($program_reps rounds, $perf_runs sampled with perf)"
     log="$out/programs.log"
     cmake --build build/bench --target sta_malloc >"$log" 2>&1 ||
         die "building libsta_malloc.so (target sta_malloc) failed (see $log)"
-    if ! ONLY='' REPS="$program_reps" JSONL="$out/programs.jsonl" bench/programs/run_programs.sh \
+    if ! ONLY='' REPS="$program_reps" PERF_RUNS="$perf_runs" JSONL="$out/programs.jsonl" \
+        bench/programs/run_programs.sh \
         "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then
         tail -n 10 "$log" >&2
         die "the unchanged programs failed (see $log)"

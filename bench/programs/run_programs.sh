@@ -6,10 +6,16 @@
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
 #   REPS=5      timed runs per program and allocator
 #   ONLY=<text> only the programs whose name contains it
+#   PERF_RUNS=3 sampled runs per program and allocator (perf record -e cpu-clock), for
+#               the share of the CPU time spent inside the allocator; 0: not measured
+#               (the output says so)
 #   JSONL=<file> also write one JSON line per program and allocator there:
 #     {"program", "allocator", "seconds", "min", "max", "cpu_seconds", "maxrss_kib",
-#      "runs", "threads", "command", "walls"} (scripts/report.py reads it; "walls" = the
-#      wall seconds of every run, round by round, for comparisons within a round)
+#      "runs", "threads", "command", "walls", "alloc_share", "alloc_shares", "samples"}
+#     (scripts/report.py reads it; "walls" = the wall seconds of every run, round by
+#     round, for comparisons within a round; "alloc_share" = the median of the sampled
+#     runs' shares, "alloc_shares" each run's, "samples" all runs' samples; the three
+#     are null when PERF_RUNS=0)
 #
 # Allocators: glibc (no preload), mimalloc, jemalloc and tcmalloc (LD_PRELOAD of the
 # library scripts/peer_library.sh finds; a peer that is not installed is left out, with
@@ -19,6 +25,13 @@
 # loaded). Then REPS rounds, each running the program once per allocator, the order of
 # the allocators rotated by one every round, so that drift on a shared machine falls on
 # all of them alike. Every run's stdout must equal the oracle's byte for byte.
+#
+# Then PERF_RUNS rounds sampled with perf (cpu-clock at 4999 Hz, every thread, user and
+# kernel): a run's allocator share is its samples inside the allocator over all its
+# samples — every function of libmimalloc, libjemalloc, libtcmalloc or libsta_malloc, or
+# glibc's malloc functions in libc.so (GLIBC_MALLOC below). memcpy, memset and the
+# kernel's page faults count for none of them. One run's share is far steadier than its
+# time (a slow spell of the machine slows the allocator and the program alike).
 #
 # Per run: wall seconds (the process from spawn to exit), CPU seconds (user + system of
 # the process and its threads, from wait4) and peak RSS (ru_maxrss, as GNU time reports
@@ -35,6 +48,7 @@ trap 'echo "run_programs.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 lib="${1:-${STA_MALLOC:-$root/build/bench/src/malloc/libsta_malloc.so}}"
 reps="${REPS:-5}"
+perf_runs="${PERF_RUNS:-3}"
 only="${ONLY:-}"
 jsonl="${JSONL:-}"
 
@@ -42,6 +56,15 @@ die() { echo "run_programs.sh: $*" >&2; exit 1; }
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "REPS=$reps: expected a positive number"
+[[ "$perf_runs" =~ ^[0-9]+$ ]] || die "PERF_RUNS=$perf_runs: expected a number"
+if ((perf_runs > 0)); then
+    command -v perf >/dev/null ||
+        die "perf is not installed (Debian package linux-perf; PERF_RUNS=0 leaves the" \
+            "allocator's share of samples out)"
+    perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null ||
+        die "perf record -e cpu-clock is not permitted here (kernel.perf_event_paranoid;" \
+            "PERF_RUNS=0 leaves the allocator's share of samples out)"
+fi
 
 # Debian's binaries by their full paths (a python3 found first in PATH may be another
 # build, or a wrapper script that would be timed along with it).
@@ -89,10 +112,11 @@ printf '%s\n' "${programs[@]}" >"$work/programs"
 printf '%s\n' "${allocators[@]}" >"$work/allocators"
 # (the status is taken here, not by the ERR trap, which would print this whole script)
 status=0
-"$python" - "$work" "$reps" "$only" "$jsonl" <<'EOF' || status=$?
-import hashlib, json, os, statistics, sys, time
+"$python" - "$work" "$reps" "$only" "$jsonl" "$perf_runs" <<'EOF' || status=$?
+import hashlib, json, os, re, statistics, subprocess, sys, time
 
 work, reps, only, jsonl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+perf_runs = int(sys.argv[5])
 programs = []
 for line in open(os.path.join(work, "programs")).read().splitlines():
     name, threads, env, stdin, command = line.split("|")
@@ -106,12 +130,16 @@ base_env = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "PYTHONMALLOC", "STA_MALLOC_STATS")}
 
 
-def run(program, preload, extra_env=()):
-    """One process: (wall s, CPU s, peak RSS KiB, sha256 of stdout, exit status, stderr)."""
+def run(program, preload, extra_env=(), sampled=None):
+    """One process: (wall s, CPU s, peak RSS KiB, sha256 of stdout, exit status, stderr).
+    sampled: a perf.data path to record the program's samples in (perf runs under time)."""
     out, err, rss = (os.path.join(work, f) for f in ["out", "err", "rss"])
     # time -> env -> the program: env sets the variables for the program alone (time
     # itself runs on glibc), and the program's peak RSS is time's report of it.
-    argv = ["/usr/bin/time", "-f", "%M", "-o", rss, "/usr/bin/env"]
+    argv = ["/usr/bin/time", "-f", "%M", "-o", rss]
+    if sampled:
+        argv += ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-o", sampled, "--"]
+    argv += ["/usr/bin/env"]
     argv += ([f"LD_PRELOAD={preload}"] if preload else []) + program["env"] + list(extra_env)
     argv += program["argv"]
     actions = [(os.POSIX_SPAWN_OPEN, 0, program["stdin"], os.O_RDONLY, 0),
@@ -133,8 +161,37 @@ def run(program, preload, extra_env=()):
             os.waitstatus_to_exitcode(status), stderr)
 
 
+# glibc's allocator in libc.so.6: the entry points and what they call.
+GLIBC_MALLOC = re.compile(r"^(malloc|free|cfree|calloc|realloc|reallocarray|memalign|valloc|"
+                          r"pvalloc|aligned_alloc|posix_memalign|malloc_usable_size|"
+                          r"__libc_|__malloc|_int_|_mid_memalign|malloc_consolidate|"
+                          r"unlink_chunk|sysmalloc|systrim|tcache|alloc_perturb|arena_|"
+                          r"munmap_chunk|mremap_chunk|__posix_memalign)")
+PEER_LIBRARIES = ("libmimalloc", "libjemalloc", "libtcmalloc", "libsta_malloc")
+SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.*?)\s*$")
+
+
+def allocator_share(data):
+    """(samples inside the allocator, all samples) of one perf.data."""
+    report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym",
+                             "-F", "sample,dso,sym"], capture_output=True, text=True,
+                            check=True).stdout
+    inside = total = 0
+    for line in report.splitlines():
+        m = SAMPLE_LINE.match(line)
+        if not m or line.startswith("#"):
+            continue
+        count, dso, symbol = int(m.group(1)), m.group(2), m.group(4).split("@")[0]
+        total += count
+        if dso.startswith(PEER_LIBRARIES) or (
+                dso.startswith("libc.so") and m.group(3) == "." and GLIBC_MALLOC.match(symbol)):
+            inside += count
+    return inside, total
+
+
 failed = []
 results = {}  # (program, allocator) -> [(wall, cpu, rss)]
+shares = {}  # (program, allocator) -> [(inside, total)]
 lib = dict(allocators)["sta"]
 for p in programs:
     if only and only not in p["name"]:
@@ -162,10 +219,27 @@ for p in programs:
                 mismatches.add(alloc)
             else:
                 results.setdefault((name, alloc), []).append((wall, cpu, rss))
+    data = os.path.join(work, "perf.data")
+    for rep in range(perf_runs):
+        shift = rep % len(allocators)
+        for alloc, preload in allocators[shift:] + allocators[:shift]:
+            wall, cpu, rss, digest, status, stderr = run(p, preload, sampled=data)
+            if status != 0:
+                failed.append(f"{name} ({alloc}, sampled): exit status {status}: "
+                              f"{stderr[-300:]}")
+            elif digest != oracle[3]:
+                mismatches.add(alloc)
+            else:
+                inside, total = allocator_share(data)
+                if total == 0:
+                    failed.append(f"{name} ({alloc}, sampled): perf recorded no samples")
+                else:
+                    shares.setdefault((name, alloc), []).append((inside, total))
     for alloc in sorted(mismatches):
         failed.append(f"ORACLE MISMATCH: {name}: the output on {alloc} differs from the "
                       "untimed glibc run's")
-    print(f"  done: {reps} rounds x {len(allocators)} allocators", file=sys.stderr, flush=True)
+    print(f"  done: {reps} rounds x {len(allocators)} allocators, {perf_runs} sampled",
+          file=sys.stderr, flush=True)
 
 
 def fmt(v, spec=".3f"):
@@ -180,29 +254,38 @@ for p in programs:
         if not runs or len(runs) != reps:
             continue
         walls = [r[0] for r in runs]
+        sampled = shares.get((p["name"], alloc), [])
+        share = (round(statistics.median(i / t for i, t in sampled), 4)
+                 if perf_runs and len(sampled) == perf_runs else None)
         rows.append({"program": p["name"], "allocator": alloc,
                      "seconds": round(statistics.median(walls), 4),
                      "min": round(min(walls), 4), "max": round(max(walls), 4),
                      "cpu_seconds": round(statistics.median(r[1] for r in runs), 4),
                      "maxrss_kib": statistics.median(r[2] for r in runs), "runs": len(runs),
                      "threads": p["threads"], "command": p["command"],
-                     "walls": [round(w, 4) for w in walls]})
+                     "walls": [round(w, 4) for w in walls], "alloc_share": share,
+                     "alloc_shares": [round(i / t, 4) for i, t in sampled] if share is not None else None,
+                     "samples": sum(t for _, t in sampled) if share is not None else None})
 if jsonl:
     with open(jsonl, "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
 
 print(f"Medians of {reps} interleaved runs (whole processes, wall seconds, and their "
       "min–max); *× vs glibc* = glibc's median / this one's (above 1: faster than glibc); "
-      "RSS = peak resident set (ru_maxrss), median.\n")
-print("| program | allocator | median s | min–max s | × vs glibc | CPU s | RSS MiB |")
-print("|---|---|---:|---:|---:|---:|---:|")
+      "RSS = peak resident set (ru_maxrss), median; *in allocator* = the median share of "
+      f"CPU samples inside the allocator over {perf_runs} sampled runs (perf, cpu-clock)"
+      + ("" if perf_runs else ": not measured (PERF_RUNS=0)") + ".\n")
+print("| program | allocator | median s | min–max s | × vs glibc | CPU s | RSS MiB | "
+      "in allocator |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
 by = {(r["program"], r["allocator"]): r for r in rows}
 for r in rows:
     glibc = by.get((r["program"], "glibc"))
     speed = glibc["seconds"] / r["seconds"] if glibc and r["seconds"] > 0 else None
     print(f"| {r['program']} | {r['allocator']} | {r['seconds']:.3f} | "
           f"{r['min']:.3f}–{r['max']:.3f} | {fmt(speed, '.2f')}× | {r['cpu_seconds']:.3f} | "
-          f"{r['maxrss_kib'] / 1024:.1f} |")
+          f"{r['maxrss_kib'] / 1024:.1f} | "
+          f"{'–' if r['alloc_share'] is None else format(100 * r['alloc_share'], '.1f') + ' %'} |")
 for line in failed:
     print(f"FAILED: {line}", file=sys.stderr)
 sys.exit(1 if failed else 0)

@@ -30,7 +30,10 @@ elsewhere.
 
 The unchanged programs (issue 16, programs.jsonl: a real run of
 bench/programs/run_programs.sh on a busy machine, 5 rounds, tcmalloc's rows left out as
-skipped) are judged on the span layout only. The allocator-bound rule (glibc / the best
+skipped) are judged on the span layout only. Only binary_trees' rows carry shares of
+perf samples inside the allocator (3 sampled runs each: glibc 27.3 %, mimalloc 17.8 %,
+jemalloc 33.0 %, libsta_malloc 15.3 %, 0.86x the lowest peer's); the other programs' rows
+have none, as from a run with PERF_RUNS=0. The allocator-bound rule (glibc / the best
 general-purpose peer >= 1.15x) splits them: lua binary_trees (1.2695 / 0.8909 = 1.42x),
 xmllint (1.195x) and python3 with PYTHONMALLOC=malloc (1.169x) are allocator-bound;
 string_building (1.05x), plain python3, the sqlite3 shell and pigz are not; pigz, the
@@ -173,7 +176,11 @@ class Judging(unittest.TestCase):
         self.assertEqual(d.programs[("sta-malloc", xml)],
                          {"seconds": 2.0332, "min": 1.4445, "max": 2.2666, "cpu_seconds": 2.0269,
                           "maxrss_kib": 19752, "runs": 5,
-                          "walls": [1.4445, 1.703, 2.2666, 2.252, 2.0332]})
+                          "walls": [1.4445, 1.703, 2.2666, 2.252, 2.0332],
+                          "alloc_share": None, "alloc_shares": None})  # not sampled
+        self.assertEqual(d.programs[("sta-malloc", lua)]["alloc_share"], 0.153)
+        self.assertEqual(d.programs[("sta-malloc", lua)]["alloc_shares"],
+                         [0.1561, 0.1497, 0.153])
         self.assertIn(("malloc", xml), d.programs)  # the runner's "glibc"
         self.assertNotIn(("tcmalloc", xml), d.programs)  # skipped
         # allocator-bound: glibc / the best general-purpose peer >= 1.15x, from this run
@@ -443,6 +450,24 @@ class Report(unittest.TestCase):
                       "Skipped: pigz is not installed.", md)
         self.assertNotIn("| program ", md)  # no program targets
 
+    def test_allocator_shares_are_tabled_with_the_lowest_peer(self):
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("### Share of CPU samples inside the allocator (perf)", md)
+        # binary_trees: sampled (3 runs each, tcmalloc's rows absent); the lowest peer
+        # share is mimalloc's 17.8 %, and 15.3 / 17.8 = 0.86
+        self.assertIn("| lua5.4 binary_trees.lua 15 (GC-heavy) | 27.3 % (27.1–28.0) | "
+                      "17.8 % (17.6–18.0) | 33.0 % (32.9–33.4) | – | 15.3 % (15.0–15.6) | "
+                      "0.86 (mimalloc (LD_PRELOAD)) |", md)
+        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | – | – | – | – | – | – |", md)
+
+    def test_a_share_outside_its_runs_is_an_error(self):
+        self.replace_in("programs.jsonl", '"alloc_share": 0.153,', '"alloc_share": 0.5,')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("a malformed program line", err)
+
     def test_missing_program_peer_is_an_error(self):
         self.remove_lines("programs.jsonl", '"program": "sqlite3 :memory: < generate.sql", '
                           '"allocator": "jemalloc"')
@@ -554,6 +579,14 @@ class Report(unittest.TestCase):
             lines = [line for line in f if needle not in line]
         with open(path, "w") as f:
             f.writelines(lines)
+
+    def replace_in(self, name, old, new):
+        path = os.path.join(self.results, name)
+        with open(path) as f:
+            text = f.read()
+        self.assertIn(old, text)
+        with open(path, "w") as f:
+            f.write(text.replace(old, new, 1))
 
     def test_missing_span_rows_are_an_error(self):
         self.remove_lines("scale.jsonl", '"sta-spans-table"')
