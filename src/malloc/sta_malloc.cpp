@@ -63,6 +63,15 @@ void before_fork() noexcept {
 void after_fork() noexcept {
     home::after_fork();
 }
+/// An option's value is not one it takes: said on stderr, and the default stays.
+void report_bad_option(const char* name, const char* value) noexcept {
+    char line[200];
+    const int n = std::snprintf(line, sizeof line,
+                                "sta_malloc: %s=%.60s is not a number of MiB; the default stays\n",
+                                name, value);
+    if (n > 0)
+        (void)!::write(2, line, static_cast<std::size_t>(n < 200 ? n : 199));
+}
 bool option_on(const char* name) noexcept {
     const char* const value = std::getenv(name);
     return value != nullptr && *value != '\0' && *value != '0';
@@ -77,6 +86,15 @@ __attribute__((constructor)) void at_load() {
         pool::set_huge_pages(true);
     if (option_on("STA_MALLOC_PREFAULT"))
         pool::set_prefault(true);
+    if (const char* const mib = std::getenv("STA_MALLOC_RETAIN_MIB")) {
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(mib, &end, 10);
+        if (end != mib && *end == '\0' && value <= (SIZE_MAX >> 20))
+            sta::detail::retained_limit_bytes.store(static_cast<std::size_t>(value) << 20,
+                                                    std::memory_order_relaxed);
+        else
+            report_bad_option("STA_MALLOC_RETAIN_MIB", mib);
+    }
 }
 
 /// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the

@@ -49,6 +49,8 @@ void* (*volatile malloc_fn)(std::size_t) = &std::malloc;
 void* (*volatile calloc_fn)(std::size_t, std::size_t) = &std::calloc;
 void* (*volatile realloc_fn)(void*, std::size_t) = &std::realloc;
 void* (*volatile reallocarray_fn)(void*, std::size_t, std::size_t) = &::reallocarray;
+/// (clang also checks a literal alignment given to memalign: the odd ones are the test)
+void* (*volatile memalign_fn)(std::size_t, std::size_t) = &::memalign;
 
 // The symbols this program calls are the library's, not glibc's.
 TEST(StaMalloc, TheProgramsMallocIsTheLibrarys) {
@@ -111,6 +113,27 @@ TEST(StaMalloc, CallocZeroesReusedMemory) {
         EXPECT_EQ(nonzero, 0u) << n;
         std::free(p);
     }
+}
+
+// A big block's mapping is kept after its free (detail/retained_mappings.hpp): the next
+// request of its size gets it back without a page fault, and calloc clears it.
+TEST(StaMalloc, ABigBlockFreedIsReusedAndCallocClearsIt) {
+    const std::size_t n = (std::size_t{2} << 20) + 5;
+    auto* p = static_cast<unsigned char*>(malloc_fn(n));
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 0xab, n);
+    std::free(p);
+    auto* q = static_cast<unsigned char*>(malloc_fn(n));
+    EXPECT_EQ(q, p); // the kept mapping
+    std::memset(q, 0xcd, n);
+    std::free(q);
+    auto* z = static_cast<unsigned char*>(calloc_fn(n, 1));
+    EXPECT_EQ(z, p);
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        nonzero += z[i] != 0;
+    EXPECT_EQ(nonzero, 0u);
+    std::free(z);
 }
 
 TEST(StaMalloc, CallocOverflowFailsWithEnomem) {
@@ -202,12 +225,12 @@ TEST(StaMalloc, AlignedBlocksAreAlignedUsableAndFreeable) {
 }
 
 TEST(StaMalloc, MemalignRoundsAnOddAlignmentUpAndRefusesAHugeOne) {
-    void* p = memalign(48, 10); // glibc: 64
+    void* p = memalign_fn(48, 10); // glibc: 64
     ASSERT_NE(p, nullptr);
     EXPECT_TRUE(aligned_to(p, 64));
     std::free(p);
     errno = 0;
-    EXPECT_EQ(memalign(SIZE_MAX / 2 + 2, 10), nullptr);
+    EXPECT_EQ(memalign_fn(SIZE_MAX / 2 + 2, 10), nullptr);
     EXPECT_EQ(errno, EINVAL);
 }
 

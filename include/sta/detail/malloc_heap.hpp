@@ -138,11 +138,13 @@ struct malloc_heap {
         errno = ENOMEM;
         return nullptr;
     }
-    /// A block of this size comes from a fresh OS mapping, already zero: the big tier
-    /// maps every block of its own (STA_POOL_BIG_FROM_OS).
+    /// The block malloc just gave for this size came from a fresh OS mapping, already
+    /// zero: the big tier maps every block of its own (STA_POOL_BIG_FROM_OS) unless it
+    /// reused a retained mapping (retained_mappings.hpp).
     static bool fresh_from_os(std::size_t bytes) noexcept {
         return STA_POOL_BIG_FROM_OS != 0 && bytes > max_class_bytes &&
-               bytes + c_span_header_bytes > Pool::page_bytes() / 2;
+               bytes + c_span_header_bytes > Pool::page_bytes() / 2 &&
+               !next_tiers<typename Pool::engine>::last_big_was_retained();
     }
 };
 

@@ -6,7 +6,9 @@
 //                              can reuse once it is freed; with STA_POOL_BIG_FROM_OS
 //                              (the drop-in malloc, where std::malloc is the pool
 //                              itself) a mapping of its own from the OS, whole pages,
-//                              unmapped by the free and resized by mremap.
+//                              resized by mremap; the free keeps it in the freeing
+//                              thread's retained mappings (retained_mappings.hpp) for
+//                              the next big request, or unmaps it.
 //   above PTRDIFF_MAX          refused (nullptr) before any allocator is asked.
 //
 // The tier of a block is a function of its size and the page size, so the sized free
@@ -119,21 +121,47 @@ struct next_tiers {
     /// A heap block another thread sent home, freed by its owner `st` (NT1).
     static void heap_free_sent(pool_state& st, void* p) noexcept { st.heap.free(block_of(p)); }
 
+    // ---- the retained mappings of big blocks (STA_POOL_BIG_FROM_OS, per-thread) ------
+
+    static constexpr bool retains = STA_POOL_BIG_FROM_OS != 0 && home::threaded;
+    /// Did the calling thread's last big allocation reuse a kept mapping (not zero)?
+    static bool last_big_was_retained() noexcept {
+        if constexpr (retains)
+            return home::state().retained.last_taken;
+        else
+            return false;
+    }
+    /// New memory is being mapped for `st`: unmap what it keeps first.
+    static void release_retained(pool_state& st) noexcept {
+        if constexpr (retains)
+            st.retained.release_all();
+    }
+
   private:
     // ---- above page_bytes / 2: std::malloc, or the OS (STA_POOL_BIG_FROM_OS) ----------
 
     static constexpr bool big_from_os = STA_POOL_BIG_FROM_OS != 0;
     static void* big_alloc(std::size_t bytes) noexcept {
-        if constexpr (big_from_os)
+        if constexpr (big_from_os) {
+            if constexpr (retains)
+                if (auto* const st = home::own())
+                    if (void* const p = st->retained.take(os_round_up(bytes)))
+                        return p;
             return os_map_pages(os_round_up(bytes));
-        else
+        } else {
             return std::malloc(bytes);
+        }
     }
     static void big_free(void* p, std::size_t bytes) noexcept {
-        if constexpr (big_from_os)
+        if constexpr (big_from_os) {
+            if constexpr (retains)
+                if (auto* const st = home::own())
+                    if (st->retained.keep(p, os_round_up(bytes)))
+                        return;
             os_unmap_pages(p, os_round_up(bytes));
-        else
+        } else {
             std::free(p);
+        }
     }
     static void* big_realloc(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
         if constexpr (!big_from_os)

@@ -12,6 +12,7 @@
 #include "sta/detail/owner_mark.hpp"
 #include "sta/detail/page_source.hpp"
 #include "sta/detail/private_heap.hpp"
+#include "sta/detail/retained_mappings.hpp"
 #include "sta/detail/size_class.hpp"
 
 #include <atomic>
@@ -67,6 +68,8 @@ struct pool_state {
     // ---- per-thread pools only (pool_home.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
     pool_state* next_parked = nullptr; // the family's parked list (H1)
+    /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, next_tiers.hpp).
+    retained_mappings retained;
 #if STA_POOL_STATS
     std::uint64_t allocations[slot_count] = {};
     std::uint64_t frees[slot_count] = {};

@@ -1,0 +1,168 @@
+// Guards the big tier's retained mappings (detail/retained_mappings.hpp, RM1-RM3): a
+// freed mapping is handed out again — whole, cut down to a smaller request, or grown by
+// mremap — with its bytes, and the count and byte limits unmap the oldest. Linux only
+// (the drop-in malloc's tier; a tail is unmapped with munmap).
+#include "sta/detail/retained_mappings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using sta::detail::os_page_bytes;
+using sta::detail::retained_mappings;
+constexpr std::size_t page = os_page_bytes;
+
+std::byte* map(std::size_t pages, unsigned char fill) {
+    auto* p = static_cast<std::byte*>(sta::detail::os_map_pages(pages * page));
+    EXPECT_NE(p, nullptr);
+    std::memset(p, fill, pages * page);
+    return p;
+}
+/// Is [p, p + pages) mapped? (mincore fails with ENOMEM on an unmapped range.)
+bool mapped(const std::byte* p, std::size_t pages) {
+    std::vector<unsigned char> residency(pages);
+    return ::mincore(const_cast<std::byte*>(p), pages * page, residency.data()) == 0;
+}
+bool filled(const std::byte* p, std::size_t bytes, unsigned char fill) {
+    for (std::size_t i = 0; i < bytes; ++i)
+        if (p[i] != std::byte{fill})
+            return false;
+    return true;
+}
+/// RM2: held is the sum of the kept lengths.
+std::size_t sum_of_lengths(const retained_mappings& r) {
+    std::size_t sum = 0;
+    for (std::size_t i = 0; i < r.count; ++i)
+        sum += r.length[i];
+    return sum;
+}
+
+/// Sets the family-wide limit for one test.
+struct limit_scope {
+    std::size_t saved = sta::detail::retained_limit_bytes.load();
+    explicit limit_scope(std::size_t bytes) { sta::detail::retained_limit_bytes.store(bytes); }
+    ~limit_scope() { sta::detail::retained_limit_bytes.store(saved); }
+};
+
+} // namespace
+
+TEST(RetainedMappings, NothingKeptTakesNothing) {
+    retained_mappings r;
+    EXPECT_EQ(r.take(3 * page), nullptr);
+    EXPECT_FALSE(r.last_taken);
+}
+
+TEST(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
+    retained_mappings r;
+    std::byte* p = map(3, 0x5a);
+    ASSERT_TRUE(r.keep(p, 3 * page));
+    EXPECT_EQ(r.held, 3 * page);
+    EXPECT_EQ(r.take(3 * page), p);
+    EXPECT_TRUE(r.last_taken); // not zero: calloc must clear it
+    EXPECT_TRUE(filled(p, 3 * page, 0x5a));
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(r.held, 0u);
+    sta::detail::os_unmap_pages(p, 3 * page);
+}
+
+TEST(RetainedMappings, TheSmallestThatFitsIsTakenAndItsTailUnmapped) {
+    retained_mappings r;
+    std::byte* eight = map(8, 1);
+    std::byte* four = map(4, 2);
+    std::byte* sixteen = map(16, 3);
+    ASSERT_TRUE(r.keep(eight, 8 * page));
+    ASSERT_TRUE(r.keep(four, 4 * page));
+    ASSERT_TRUE(r.keep(sixteen, 16 * page));
+    EXPECT_EQ(r.take(3 * page), four);
+    EXPECT_TRUE(mapped(four, 3));
+    EXPECT_FALSE(mapped(four + 3 * page, 1)); // the tail went back to the OS
+    EXPECT_TRUE(filled(four, 3 * page, 2));
+    EXPECT_EQ(r.count, 2u);
+    EXPECT_EQ(r.held, 24 * page);
+    EXPECT_EQ(r.held, sum_of_lengths(r));
+    EXPECT_EQ(r.start[0], eight); // RM3: the order kept
+    EXPECT_EQ(r.start[1], sixteen);
+    sta::detail::os_unmap_pages(four, 3 * page);
+    r.release_all();
+    EXPECT_FALSE(mapped(eight, 8));
+    EXPECT_FALSE(mapped(sixteen, 16));
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(r.held, 0u);
+}
+
+TEST(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
+    retained_mappings r;
+    std::byte* two = map(2, 7);
+    std::byte* one = map(1, 8);
+    ASSERT_TRUE(r.keep(two, 2 * page));
+    ASSERT_TRUE(r.keep(one, page));
+    auto* grown = static_cast<std::byte*>(r.take(5 * page));
+    ASSERT_NE(grown, nullptr);
+    EXPECT_TRUE(r.last_taken);
+    EXPECT_TRUE(filled(grown, 2 * page, 7)); // the kept bytes moved along
+    EXPECT_TRUE(filled(grown + 2 * page, 3 * page, 0));
+    std::memset(grown, 9, 5 * page); // all of it is usable
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.start[0], one);
+    sta::detail::os_unmap_pages(grown, 5 * page);
+    r.release_all();
+}
+
+TEST(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
+    const limit_scope limit(10 * page);
+    retained_mappings r;
+    std::byte* a = map(4, 1);
+    std::byte* b = map(4, 2);
+    std::byte* c = map(4, 3);
+    ASSERT_TRUE(r.keep(a, 4 * page));
+    ASSERT_TRUE(r.keep(b, 4 * page));
+    ASSERT_TRUE(r.keep(c, 4 * page)); // 12 pages > 10: a goes
+    EXPECT_FALSE(mapped(a, 4));
+    EXPECT_EQ(r.count, 2u);
+    EXPECT_EQ(r.held, 8 * page);
+    EXPECT_LE(r.held, 10 * page);
+    EXPECT_EQ(r.start[0], b);
+    r.release_all();
+}
+
+TEST(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
+    const limit_scope limit(4 * page);
+    retained_mappings r;
+    std::byte* big = map(5, 1);
+    EXPECT_FALSE(r.keep(big, 5 * page));
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_TRUE(mapped(big, 5)); // the caller's to unmap
+    sta::detail::os_unmap_pages(big, 5 * page);
+}
+
+TEST(RetainedMappings, ALimitOfZeroKeepsNothing) {
+    const limit_scope limit(0);
+    retained_mappings r;
+    std::byte* p = map(1, 1);
+    EXPECT_FALSE(r.keep(p, page));
+    sta::detail::os_unmap_pages(p, page);
+}
+
+TEST(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
+    retained_mappings r;
+    std::vector<std::byte*> kept;
+    for (std::size_t i = 0; i <= retained_mappings::max_count; ++i) {
+        kept.push_back(map(1, static_cast<unsigned char>(i)));
+        ASSERT_TRUE(r.keep(kept.back(), page));
+    }
+    EXPECT_EQ(r.count, retained_mappings::max_count);
+    EXPECT_FALSE(mapped(kept[0], 1));
+    EXPECT_EQ(r.start[0], kept[1]);
+    EXPECT_EQ(r.start[r.count - 1], kept.back());
+    EXPECT_EQ(r.held, sum_of_lengths(r));
+    r.release_all();
+    for (std::byte* p : kept)
+        EXPECT_FALSE(mapped(p, 1));
+}
