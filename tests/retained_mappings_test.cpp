@@ -1,7 +1,8 @@
-// Guards the big tier's retained mappings (detail/retained_mappings.hpp, RM1-RM3): a
-// freed mapping is handed out again — whole, cut down to a smaller request, or grown by
-// mremap — with its bytes, and the count and byte limits unmap the oldest. Linux only
-// (the drop-in malloc's tier; a tail is unmapped with munmap).
+// Guards the big tier's retained mappings (detail/retained_mappings.hpp, RM1-RM3): freed
+// pages are handed out again — the front of the smallest range that fits, or the
+// largest grown by mremap — with their bytes; ranges that touch are joined; a block
+// grows in place into kept pages that follow it; the count and byte limits unmap the
+// oldest. Linux only (the drop-in malloc's tier; part of a mapping is unmapped).
 #include "sta/detail/retained_mappings.hpp"
 
 #include <gtest/gtest.h>
@@ -19,12 +20,6 @@ using sta::detail::os_page_bytes;
 using sta::detail::retained_mappings;
 constexpr std::size_t page = os_page_bytes;
 
-std::byte* map(std::size_t pages, unsigned char fill) {
-    auto* p = static_cast<std::byte*>(sta::detail::os_map_pages(pages * page));
-    EXPECT_NE(p, nullptr);
-    std::memset(p, fill, pages * page);
-    return p;
-}
 /// Is [p, p + pages) mapped? (mincore fails with ENOMEM on an unmapped range.)
 bool mapped(const std::byte* p, std::size_t pages) {
     std::vector<unsigned char> residency(pages);
@@ -53,13 +48,34 @@ struct limit_scope {
 
 } // namespace
 
-TEST(RetainedMappings, NothingKeptTakesNothing) {
+/// Each test's pages: ranges of one reservation with an unused page between any two,
+/// so that no two of them touch (keep() would join them, RM1) unless a test cuts one.
+class RetainedMappings : public ::testing::Test {
+  protected:
+    static constexpr std::size_t reserved_pages = 256;
+    std::byte* const base =
+        static_cast<std::byte*>(sta::detail::os_map_pages(reserved_pages * page));
+    std::size_t next = 0;
+
+    ~RetainedMappings() override { sta::detail::os_unmap_pages(base, reserved_pages * page); }
+
+    std::byte* map(std::size_t pages, unsigned char fill) {
+        EXPECT_NE(base, nullptr);
+        EXPECT_LE(next + pages, reserved_pages);
+        std::byte* const p = base + next * page;
+        next += pages + 1;
+        std::memset(p, fill, pages * page);
+        return p;
+    }
+};
+
+TEST_F(RetainedMappings, NothingKeptTakesNothing) {
     retained_mappings r;
     EXPECT_EQ(r.take(3 * page), nullptr);
     EXPECT_FALSE(r.last_taken);
 }
 
-TEST(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
+TEST_F(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
     retained_mappings r;
     std::byte* p = map(3, 0x5a);
     ASSERT_TRUE(r.keep(p, 3 * page));
@@ -72,7 +88,7 @@ TEST(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
     sta::detail::os_unmap_pages(p, 3 * page);
 }
 
-TEST(RetainedMappings, TheSmallestThatFitsIsTakenAndItsTailUnmapped) {
+TEST_F(RetainedMappings, TheFrontOfTheSmallestThatFitsIsTakenAndTheRestStaysKept) {
     retained_mappings r;
     std::byte* eight = map(8, 1);
     std::byte* four = map(4, 2);
@@ -81,15 +97,17 @@ TEST(RetainedMappings, TheSmallestThatFitsIsTakenAndItsTailUnmapped) {
     ASSERT_TRUE(r.keep(four, 4 * page));
     ASSERT_TRUE(r.keep(sixteen, 16 * page));
     EXPECT_EQ(r.take(3 * page), four);
-    EXPECT_TRUE(mapped(four, 3));
-    EXPECT_FALSE(mapped(four + 3 * page, 1)); // the tail went back to the OS
     EXPECT_TRUE(filled(four, 3 * page, 2));
-    EXPECT_EQ(r.count, 2u);
-    EXPECT_EQ(r.held, 24 * page);
+    EXPECT_EQ(r.count, 3u);
+    EXPECT_EQ(r.start[1], four + 3 * page); // RM3: the cut range keeps its place
+    EXPECT_EQ(r.length[1], page);
+    EXPECT_EQ(r.held, 25 * page);
     EXPECT_EQ(r.held, sum_of_lengths(r));
-    EXPECT_EQ(r.start[0], eight); // RM3: the order kept
+    EXPECT_EQ(r.take(page), four + 3 * page); // an exact fit leaves nothing
+    EXPECT_EQ(r.count, 2u);
+    EXPECT_EQ(r.start[0], eight);
     EXPECT_EQ(r.start[1], sixteen);
-    sta::detail::os_unmap_pages(four, 3 * page);
+    sta::detail::os_unmap_pages(four, 4 * page);
     r.release_all();
     EXPECT_FALSE(mapped(eight, 8));
     EXPECT_FALSE(mapped(sixteen, 16));
@@ -97,7 +115,44 @@ TEST(RetainedMappings, TheSmallestThatFitsIsTakenAndItsTailUnmapped) {
     EXPECT_EQ(r.held, 0u);
 }
 
-TEST(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
+TEST_F(RetainedMappings, RangesThatTouchAreJoined) {
+    retained_mappings r;
+    std::byte* p = map(6, 4);
+    ASSERT_TRUE(r.keep(p + 2 * page, 2 * page)); // the middle
+    ASSERT_TRUE(r.keep(p, 2 * page));            // before it
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.start[0], p);
+    EXPECT_EQ(r.length[0], 4 * page);
+    ASSERT_TRUE(r.keep(p + 4 * page, 2 * page)); // after it
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.length[0], 6 * page);
+    EXPECT_EQ(r.held, 6 * page);
+    std::byte* q = map(2, 5);
+    std::byte* s = map(2, 6);
+    ASSERT_TRUE(r.keep(q, 2 * page));
+    ASSERT_TRUE(r.keep(s, 2 * page));
+    EXPECT_EQ(r.held, sum_of_lengths(r));
+    r.release_all();
+    EXPECT_FALSE(mapped(p, 6));
+}
+
+TEST_F(RetainedMappings, ABlockGrowsInPlaceIntoTheKeptPagesAfterIt) {
+    retained_mappings r;
+    std::byte* p = map(10, 7);
+    ASSERT_TRUE(r.keep(p + 2 * page, 8 * page));           // the block keeps [p, p + 2 pages)
+    EXPECT_FALSE(r.grow_in_place(p, 2 * page, 11 * page)); // 9 pages more: too few
+    EXPECT_FALSE(r.grow_in_place(p, page, 3 * page));      // no kept range follows [p, p + page)
+    EXPECT_TRUE(r.grow_in_place(p, 2 * page, 5 * page));
+    EXPECT_EQ(r.start[0], p + 5 * page);
+    EXPECT_EQ(r.held, 5 * page);
+    EXPECT_TRUE(r.grow_in_place(p, 5 * page, 10 * page)); // all of it
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(r.held, 0u);
+    EXPECT_TRUE(filled(p, 10 * page, 7));
+    sta::detail::os_unmap_pages(p, 10 * page);
+}
+
+TEST_F(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
     retained_mappings r;
     std::byte* two = map(2, 7);
     std::byte* one = map(1, 8);
@@ -115,7 +170,7 @@ TEST(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
     r.release_all();
 }
 
-TEST(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
+TEST_F(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
     const limit_scope limit(10 * page);
     retained_mappings r;
     std::byte* a = map(4, 1);
@@ -132,7 +187,7 @@ TEST(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
     r.release_all();
 }
 
-TEST(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
+TEST_F(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
     const limit_scope limit(4 * page);
     retained_mappings r;
     std::byte* big = map(5, 1);
@@ -142,7 +197,7 @@ TEST(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
     sta::detail::os_unmap_pages(big, 5 * page);
 }
 
-TEST(RetainedMappings, ALimitOfZeroKeepsNothing) {
+TEST_F(RetainedMappings, ALimitOfZeroKeepsNothing) {
     const limit_scope limit(0);
     retained_mappings r;
     std::byte* p = map(1, 1);
@@ -150,7 +205,7 @@ TEST(RetainedMappings, ALimitOfZeroKeepsNothing) {
     sta::detail::os_unmap_pages(p, page);
 }
 
-TEST(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
+TEST_F(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
     retained_mappings r;
     std::vector<std::byte*> kept;
     for (std::size_t i = 0; i <= retained_mappings::max_count; ++i) {

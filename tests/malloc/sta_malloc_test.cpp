@@ -136,6 +136,27 @@ TEST(StaMalloc, ABigBlockFreedIsReusedAndCallocClearsIt) {
     std::free(z);
 }
 
+// realloc of a big block grows it in place into kept pages that follow it.
+TEST(StaMalloc, ABigBlockGrowsInPlaceIntoTheKeptPagesAfterIt) {
+    const std::size_t mib = std::size_t{1} << 20;
+    void* big = malloc_fn(8 * mib);
+    ASSERT_NE(big, nullptr);
+    std::free(big); // its pages are kept
+    auto* p = static_cast<unsigned char*>(malloc_fn(mib));
+    std::memset(p, 0x5a, mib);
+    auto* q = static_cast<unsigned char*>(realloc_fn(p, 4 * mib));
+    EXPECT_EQ(q, p); // in place: the kept pages followed it
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < mib; ++i)
+        kept += q[i] == 0x5a;
+    EXPECT_EQ(kept, mib);
+    std::memset(q, 1, 4 * mib);
+    auto* r = static_cast<unsigned char*>(realloc_fn(q, 2 * mib)); // the tail is kept
+    EXPECT_EQ(r, q);
+    EXPECT_EQ(r[2 * mib - 1], 1);
+    std::free(r);
+}
+
 TEST(StaMalloc, CallocOverflowFailsWithEnomem) {
     errno = 0;
     EXPECT_EQ(calloc_fn(SIZE_MAX / 2 + 1, 2), nullptr);

@@ -6,9 +6,11 @@
 //                              can reuse once it is freed; with STA_POOL_BIG_FROM_OS
 //                              (the drop-in malloc, where std::malloc is the pool
 //                              itself) a mapping of its own from the OS, whole pages,
-//                              resized by mremap; the free keeps it in the freeing
-//                              thread's retained mappings (retained_mappings.hpp) for
-//                              the next big request, or unmaps it.
+//                              resized by mremap; the free keeps its pages in the
+//                              freeing thread's retained mappings (retained_mappings.hpp)
+//                              for the next big request, a growth into kept pages that
+//                              follow a block needs no syscall, and a shrink keeps the
+//                              tail.
 //   above PTRDIFF_MAX          refused (nullptr) before any allocator is asked.
 //
 // The tier of a block is a function of its size and the page size, so the sized free
@@ -164,12 +166,24 @@ struct next_tiers {
         }
     }
     static void* big_realloc(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
-        if constexpr (!big_from_os)
+        if constexpr (!big_from_os) {
             return std::realloc(p, bytes);
-        else if (os_round_up(old_bytes) == os_round_up(bytes))
-            return p;
-        else
-            return os_remap_pages(p, os_round_up(old_bytes), os_round_up(bytes));
+        } else {
+            const std::size_t from = os_round_up(old_bytes), to = os_round_up(bytes);
+            if (from == to)
+                return p;
+            if constexpr (retains)
+                if (auto* const st = home::own()) {
+                    if (to > from && st->retained.grow_in_place(p, from, to))
+                        return p; // the kept pages that follow it
+                    if (to < from) {
+                        if (!st->retained.keep(static_cast<std::byte*>(p) + to, from - to))
+                            os_unmap_pages(static_cast<std::byte*>(p) + to, from - to);
+                        return p;
+                    }
+                }
+            return os_remap_pages(p, from, to);
+        }
     }
 
     static pool_state* owner_of(const void* p) noexcept {

@@ -1,26 +1,35 @@
 // sta-pool: big mappings kept after their free, for the next big request — the drop-in
 // malloc's tier above page_bytes / 2 maps every block of its own (STA_POOL_BIG_FROM_OS,
 // next_tiers.hpp), and a program that frees and allocates a large buffer again and
-// again would otherwise pay a page fault per 4 KiB each time (glibc moves such sizes
-// into its heap; mimalloc keeps its segments).
+// again, or grows one with realloc, would otherwise pay a page fault per 4 KiB each
+// time (glibc serves such sizes from its heap once it has seen them freed; mimalloc
+// keeps its segments).
 //
-//   free of a big block:   keep it here (the oldest unmapped while over the limits)
-//   big request of n:      the smallest kept mapping of n or more, its tail unmapped;
-//                          else the largest, grown by mremap; else a fresh mapping
-//   a new pool segment:    everything kept is unmapped first, so that memory kept for
-//                          big blocks never sits beside new memory for small ones
+//   free of a big block:    keep its pages (joined to a kept range they touch); the
+//                           oldest ranges are unmapped while over the limits
+//   big request of n:       the front of the smallest kept range of n or more (the
+//                           rest stays kept); else the largest, grown by mremap; else
+//                           a fresh mapping
+//   realloc growing a block whose pages a kept range follows: the block takes the
+//                           front of that range, in place — no syscall, no page fault
+//   realloc shrinking one:  the tail it gives up is kept
+//   a new pool segment:     everything kept is unmapped first, so that memory kept for
+//                           big blocks never sits beside new memory for small ones
 //
 // Each pool state keeps its own (the freeing thread's): no lock, and fork() leaves the
-// child's intact. Linux (the drop-in's platform): a tail is unmapped with munmap,
-// which Windows' VirtualFree cannot do. A kept mapping is not zero: the last take() says whether it handed
-// one out (calloc clears it then; a fresh mapping is zero already).
+// child's intact. Linux (the drop-in's platform): part of a mapping is unmapped or
+// remapped with munmap and mremap, which Windows' VirtualFree cannot do. Kept pages are
+// not zero: the last take() says whether it handed any out (calloc clears them then; a
+// fresh mapping is zero already).
 //
 // Invariants:
-//  RM1 start[0..count) are mappings of length[i] bytes (whole OS pages), each a big
-//      block that was freed and not handed out again; nothing else refers to them.
+//  RM1 start[0..count) are disjoint ranges of length[i] > 0 bytes (whole OS pages),
+//      mapped, whose pages were a big block's and are no block's now; nothing else
+//      refers to them. Two ranges never touch (keep joins them).
 //  RM2 held is the sum of length[0..count); count <= max_count, and held <= the limit
 //      (retained_limit_bytes) when keep() returns.
-//  RM3 entries are in the order they were kept, oldest first.
+//  RM3 entries are in the order they were kept, oldest first (a range joined or cut
+//      keeps its place).
 #pragma once
 
 #include "sta/detail/page_source.hpp"
@@ -37,29 +46,52 @@ inline std::atomic<std::size_t> retained_limit_bytes{std::size_t{64} << 20};
 struct retained_mappings {
     static constexpr std::size_t max_count = 8;
 
-    void* start[max_count] = {};        // RM1, RM3
+    std::byte* start[max_count] = {};   // RM1, RM3
     std::size_t length[max_count] = {}; // RM1
     std::size_t count = 0;              // RM2
     std::size_t held = 0;               // RM2
-    bool last_taken = false;            // the last take() handed out a kept mapping
+    bool last_taken = false;            // the last take() handed out kept pages
 
-    /// Keep a freed mapping of `bytes` (whole pages). False when it is not kept (larger
-    /// than the limit): the caller unmaps it.
+    /// Keep the freed pages [p, p + bytes) (whole pages). False when they are not kept
+    /// (more than the limit): the caller unmaps them.
     bool keep(void* p, std::size_t bytes) noexcept {
         const std::size_t limit = retained_limit_bytes.load(std::memory_order_relaxed);
         if (bytes > limit)
             return false;
-        while (count == max_count || held + bytes > limit)
-            drop(0); // the oldest (RM3); terminates: bytes <= limit
-        start[count] = p;
-        length[count] = bytes;
-        ++count;
+        auto* const b = static_cast<std::byte*>(p);
+        std::size_t before = count; // a kept range that ends at b
+        std::size_t after = count;  // one that starts at b + bytes
+        for (std::size_t i = 0; i < count; ++i) {
+            if (start[i] + length[i] == b)
+                before = i;
+            if (start[i] == b + bytes)
+                after = i;
+        }
         held += bytes;
+        if (before != count) { // RM1: joined, never touching
+            length[before] += bytes;
+            if (after != count) {
+                length[before] += length[after];
+                held += length[after]; // remove() takes it off again: counted once
+                remove(after);
+            }
+        } else if (after != count) {
+            start[after] = b;
+            length[after] += bytes;
+        } else {
+            if (count == max_count)
+                drop(0);
+            start[count] = b;
+            length[count] = bytes;
+            ++count;
+        }
+        while (held > limit)
+            drop(0); // the oldest (RM3), which may be the range just joined
         return true;
     }
 
-    /// A mapping of exactly `bytes` (whole pages) made from a kept one, or nullptr when
-    /// none is kept (or mremap refuses).
+    /// `bytes` (whole pages) made from kept pages, or nullptr when none are kept (or
+    /// mremap refuses).
     void* take(std::size_t bytes) noexcept {
         last_taken = false;
         if (count == 0)
@@ -71,20 +103,32 @@ struct retained_mappings {
             if (length[i] > length[largest])
                 largest = i;
         }
-        void* p;
+        std::byte* p;
         if (fit != count) {
             p = start[fit];
-            if (length[fit] > bytes)
-                os_unmap_pages(static_cast<std::byte*>(p) + bytes, length[fit] - bytes);
+            cut_front(fit, bytes);
         } else {
-            fit = largest;
-            p = os_remap_pages(start[fit], length[fit], bytes);
+            p = static_cast<std::byte*>(os_remap_pages(start[largest], length[largest], bytes));
             if (p == nullptr)
                 return nullptr;
+            remove(largest);
         }
-        remove(fit);
         last_taken = true;
         return p;
+    }
+
+    /// The block of `old_bytes` at p grows to `bytes` (whole pages) in place when a kept
+    /// range follows it with enough pages: true, and the range gives them up.
+    bool grow_in_place(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
+        std::byte* const end = static_cast<std::byte*>(p) + old_bytes;
+        for (std::size_t i = 0; i < count; ++i)
+            if (start[i] == end) {
+                if (length[i] < bytes - old_bytes)
+                    return false;
+                cut_front(i, bytes - old_bytes);
+                return true;
+            }
+        return false;
     }
 
     /// Unmap everything kept.
@@ -94,6 +138,13 @@ struct retained_mappings {
     }
 
   private:
+    void cut_front(std::size_t i, std::size_t bytes) noexcept {
+        if (length[i] == bytes)
+            return remove(i);
+        start[i] += bytes;
+        length[i] -= bytes;
+        held -= bytes;
+    }
     void drop(std::size_t i) noexcept {
         os_unmap_pages(start[i], length[i]);
         remove(i);
