@@ -1652,7 +1652,9 @@ def render_programs(data):
     runs = sorted({v["runs"] for v in data.programs.values()})
     lines += [
         "From `bench/programs/run_programs.sh` (issue 16; method in [malloc.md](malloc.md), "
-        "\"Measured\"): Debian's own binaries, unchanged, each run a whole process under "
+        "\"Measured\"): Debian's own binaries, unchanged, and two small programs of the "
+        "project's that free and grow big buffers (`bench/programs/big_buffers.cpp`, plain "
+        "malloc / realloc / free), each run a whole process under "
         "glibc (no preload), the peers and libsta_malloc.so through `LD_PRELOAD`; "
         f"{'/'.join(str(r) for r in runs)} timed runs per program and allocator, one of each "
         "allocator per round, the order rotated every round; every run's output is "

@@ -313,7 +313,7 @@ fi
 
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
-# 7 programs x (2 + 5 x (reps + 3 sampled)) runs of 0.5-2.5 s: about 9 minutes.
+# 9 programs x (2 + 5 x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes.
 program_reps=7
 if ((quick)); then program_reps=3; fi
 program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz
@@ -338,11 +338,12 @@ else
         echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid):" \
             "the allocator's share of samples is not measured" >&2
     fi
-    say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz" \
+    say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz," \
+        "big_buffers" \
         "($program_reps rounds, $perf_runs sampled with perf)"
     log="$out/programs.log"
-    cmake --build build/bench --target sta_malloc >"$log" 2>&1 ||
-        die "building libsta_malloc.so (target sta_malloc) failed (see $log)"
+    cmake --build build/bench --target sta_malloc big_buffers >"$log" 2>&1 ||
+        die "building libsta_malloc.so and big_buffers failed (see $log)"
     if ! ONLY='' REPS="$program_reps" PERF_RUNS="$perf_runs" JSONL="$out/programs.jsonl" \
         bench/programs/run_programs.sh \
         "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then

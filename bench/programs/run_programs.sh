@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, timed as
-# whole processes under five allocators, with an output oracle.
+# Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, and two
+# small programs of the project's that free and grow big buffers (big_buffers.cpp),
+# timed as whole processes under five allocators, with an output oracle.
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
+#   BIG_BUFFERS=<path>  the project's own bench/programs/big_buffers.cpp, built (default:
+#               bench/big_buffers of the build directory the library is in)
 #   REPS=5      timed runs per program and allocator
 #   ONLY=<text> only the programs whose name contains it
 #   PERF_RUNS=3 sampled runs per program and allocator (perf record -e cpu-clock), for
@@ -55,6 +58,10 @@ jsonl="${JSONL:-}"
 die() { echo "run_programs.sh: $*" >&2; exit 1; }
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
+big_buffers="${BIG_BUFFERS:-$(dirname "$lib")/../../bench/big_buffers}"
+[[ -x "$big_buffers" ]] ||
+    die "$big_buffers: not built (cmake -DSTA_POOL_BUILD_BENCH=ON, target big_buffers)"
+big_buffers="$(realpath "$big_buffers")"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "REPS=$reps: expected a positive number"
 [[ "$perf_runs" =~ ^[0-9]+$ ]] || die "PERF_RUNS=$perf_runs: expected a number"
 if ((perf_runs > 0)); then
@@ -106,6 +113,10 @@ programs=(
     "python3 dicts.py|0|||$python $malloc_dir/dicts.py"
     "sqlite3 :memory: < generate.sql|0||$malloc_dir/generate.sql|$sqlite :memory:"
     "pigz -p 2, 10^7 lines of seq (2 threads)|1|||$pigz -p 2 -c $work/lines.txt"
+    # the project's own (bench/programs/big_buffers.cpp): large buffers freed and
+    # allocated again, and one grown by realloc
+    "big_buffers refill 4 MiB x 4000|0|||$big_buffers refill 4 4000"
+    "big_buffers grow to 16 MiB x 150|0|||$big_buffers grow 16 150"
 )
 
 printf '%s\n' "${programs[@]}" >"$work/programs"
