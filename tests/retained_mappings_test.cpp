@@ -67,6 +67,12 @@ class RetainedMappings : public ::testing::Test {
         std::memset(p, fill, pages * page);
         return p;
     }
+    /// map(pages, fill), then kept by r.
+    std::byte* kept(retained_mappings& r, std::size_t pages, unsigned char fill) {
+        std::byte* const p = map(pages, fill);
+        EXPECT_TRUE(r.keep(p, pages * page));
+        return p;
+    }
 };
 
 TEST_F(RetainedMappings, NothingKeptTakesNothing) {
@@ -90,12 +96,9 @@ TEST_F(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
 
 TEST_F(RetainedMappings, TheFrontOfTheSmallestThatFitsIsTakenAndTheRestStaysKept) {
     retained_mappings r;
-    std::byte* eight = map(8, 1);
-    std::byte* four = map(4, 2);
-    std::byte* sixteen = map(16, 3);
-    ASSERT_TRUE(r.keep(eight, 8 * page));
-    ASSERT_TRUE(r.keep(four, 4 * page));
-    ASSERT_TRUE(r.keep(sixteen, 16 * page));
+    std::byte* eight = kept(r, 8, 1);
+    std::byte* four = kept(r, 4, 2);
+    std::byte* sixteen = kept(r, 16, 3);
     EXPECT_EQ(r.take(3 * page), four);
     EXPECT_TRUE(filled(four, 3 * page, 2));
     EXPECT_EQ(r.count, 3u);
@@ -173,11 +176,9 @@ TEST_F(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
 TEST_F(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
     const limit_scope limit(10 * page);
     retained_mappings r;
-    std::byte* a = map(4, 1);
-    std::byte* b = map(4, 2);
+    std::byte* a = kept(r, 4, 1);
+    std::byte* b = kept(r, 4, 2);
     std::byte* c = map(4, 3);
-    ASSERT_TRUE(r.keep(a, 4 * page));
-    ASSERT_TRUE(r.keep(b, 4 * page));
     ASSERT_TRUE(r.keep(c, 4 * page)); // 12 pages > 10: a goes
     EXPECT_FALSE(mapped(a, 4));
     EXPECT_EQ(r.count, 2u);
