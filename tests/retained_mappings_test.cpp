@@ -173,6 +173,23 @@ TEST_F(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
     r.release_all();
 }
 
+// Ranges joined by keep() may be two kernel mappings, which mremap refuses to resize
+// as one: os_remap_pages then moves them by hand.
+TEST_F(RetainedMappings, PagesOfTwoKernelMappingsAreStillRemapped) {
+    std::byte* const p = map(4, 6);
+    // A flag on the second half splits the kernel's mapping in two.
+    ASSERT_EQ(::madvise(p + 2 * page, 2 * page, MADV_DONTFORK), 0);
+    errno = 0;
+    EXPECT_EQ(::mremap(p, 4 * page, 8 * page, MREMAP_MAYMOVE), MAP_FAILED);
+    EXPECT_EQ(errno, EFAULT); // what the fallback is for
+    auto* const q = static_cast<std::byte*>(sta::detail::os_remap_pages(p, 4 * page, 8 * page));
+    ASSERT_NE(q, nullptr);
+    EXPECT_TRUE(filled(q, 4 * page, 6));
+    EXPECT_TRUE(filled(q + 4 * page, 4 * page, 0));
+    EXPECT_FALSE(mapped(p, 4)); // the old pages are gone
+    sta::detail::os_unmap_pages(q, 8 * page);
+}
+
 TEST_F(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
     const limit_scope limit(10 * page);
     retained_mappings r;

@@ -46,22 +46,24 @@ constexpr std::size_t os_round_up(std::size_t bytes) noexcept {
     return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
 }
 
-/// A mapping of `old_bytes` at `p` resized to `bytes` (both multiples of os_page_bytes),
-/// moved if it must be; its contents are kept up to the smaller size and the rest is
-/// zero. nullptr on failure, and then `p` is untouched. Linux: mremap; elsewhere a new
-/// mapping, a copy and an unmap.
+/// The pages [p, p + old_bytes) resized to `bytes` (both multiples of os_page_bytes),
+/// moved if they must be; their contents are kept up to the smaller size and the rest is
+/// zero. nullptr on failure, and then `p` is untouched. Linux: mremap, which refuses a
+/// range of more than one kernel mapping (the retained mappings join neighbouring
+/// ranges, which the kernel may keep apart); then, as elsewhere, a new mapping, a copy
+/// and an unmap.
 inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
 #if defined(__linux__)
-    void* q = ::mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
-    return q == MAP_FAILED ? nullptr : q;
-#else
+    void* const moved = ::mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
+    if (moved != MAP_FAILED)
+        return moved;
+#endif
     void* q = os_map_pages(bytes);
     if (q == nullptr)
         return nullptr;
     std::memcpy(q, p, old_bytes < bytes ? old_bytes : bytes);
     os_unmap_pages(p, old_bytes);
     return q;
-#endif
 }
 
 /// Advice for fresh memory: back it with transparent huge pages, and/or fill in its
