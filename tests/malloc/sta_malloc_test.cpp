@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +359,28 @@ TEST(StaMallocThreads, BlocksFreedOnAnotherThreadAreReused) {
 }
 
 // A child forked while other threads allocate can allocate, free and start threads.
+// A thread's pool keeps the pages of the big blocks it frees for its next requests;
+// when the thread ends they go back to the OS with the parked pool.
+TEST(StaMallocThreads, AThreadThatEndsKeepsNoBigBlocksPages) {
+    const std::size_t bytes = std::size_t{4} << 20;
+    void* where = nullptr;
+    std::thread([&] {
+        void* p = malloc_fn(bytes);
+        std::memset(p, 1, bytes);
+        std::free(p);
+        where = malloc_fn(bytes); // the kept pages, taken back: they were kept
+        std::free(where);
+    }).join();
+    ASSERT_NE(where, nullptr);
+    // (the block starts 16 bytes into its first page: its header)
+    void* const first_page =
+        reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(where) & ~std::uintptr_t{4095});
+    std::vector<unsigned char> residency(bytes / 4096);
+    errno = 0;
+    EXPECT_EQ(::mincore(first_page, bytes, residency.data()), -1); // unmapped
+    EXPECT_EQ(errno, ENOMEM);
+}
+
 TEST(StaMallocThreads, ForkInAThreadedProgramLeavesTheChildUsable) {
     std::atomic<bool> stop{false};
     std::vector<std::thread> busy;

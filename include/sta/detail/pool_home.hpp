@@ -201,10 +201,13 @@ struct per_thread_home {
         return s;
     }
 
-    /// The thread that owned `p` ends: park its state (H1).
+    /// The thread that owned `p` ends: park its state (H1). The big blocks' pages it
+    /// kept for its thread's next requests (retained_mappings.hpp) go back to the OS: a
+    /// parked state has no thread to make them.
     static void thread_ended(void* p) noexcept {
         State* const s = static_cast<State*>(p);
         s->heap.hand_over();
+        s->retained.release_all();
         if (current_ == s)
             current_ = &idle_;
         const spin_guard lock(lock_);
