@@ -24,22 +24,21 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
 // Every reference this file makes to the C++ runtime, weak: 0 when no runtime is loaded.
+// (The library links with -z defs: a strong one added later fails the build.)
 asm(".weak __cxa_allocate_exception\n"
-    ".weak __cxa_free_exception\n"
     ".weak __cxa_begin_catch\n"
     ".weak __cxa_end_catch\n"
     ".weak __gxx_personality_v0\n"
-    ".weak _Unwind_Resume\n"
     ".weak _ZTISt9bad_alloc\n"
     ".weak _ZTVSt9bad_alloc\n"
-    ".weak _ZNSt9bad_allocD1Ev\n"
-    ".weak _ZNSt9bad_allocD2Ev\n");
+    ".weak _ZNSt9bad_allocD1Ev\n");
 // The two whose absence the code tests, weak to the compiler too:
 namespace std {
 new_handler get_new_handler() noexcept __attribute__((weak));
@@ -63,14 +62,16 @@ void before_fork() noexcept {
 void after_fork() noexcept {
     home::after_fork();
 }
-/// An option's value is not one it takes: said on stderr, and the default stays.
-void report_bad_option(const char* name, const char* value) noexcept {
-    char line[200];
-    const int n = std::snprintf(line, sizeof line,
-                                "sta_malloc: %s=%.60s is not a number of MiB; the default stays\n",
-                                name, value);
+/// One line on stderr, formatted without allocating (write(2), not stdio: at exit stdio
+/// may be torn down already), cut at 320 bytes.
+__attribute__((format(printf, 1, 2))) void say(const char* format, ...) noexcept {
+    char line[320];
+    va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(line, sizeof line, format, args);
+    va_end(args);
     if (n > 0)
-        (void)!::write(2, line, static_cast<std::size_t>(n < 200 ? n : 199));
+        (void)!::write(2, line, static_cast<std::size_t>(n) < sizeof line ? n : sizeof line - 1);
 }
 bool option_on(const char* name) noexcept {
     const char* const value = std::getenv(name);
@@ -93,27 +94,23 @@ __attribute__((constructor)) void at_load() {
             sta::detail::retained_limit_bytes.store(static_cast<std::size_t>(value) << 20,
                                                     std::memory_order_relaxed);
         else
-            report_bad_option("STA_MALLOC_RETAIN_MIB", mib);
+            say("sta_malloc: STA_MALLOC_RETAIN_MIB=%.60s is not a number of MiB; the default "
+                "stays\n",
+                mib);
     }
 }
 
 /// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the
-/// segments mapped, and the exiting thread's pool. (write(2), not stdio: stdio may be
-/// torn down already.)
+/// segments mapped, and the exiting thread's pool.
 __attribute__((destructor)) void print_stats_at_exit() {
     if (!option_on("STA_MALLOC_STATS"))
         return;
     const auto pools = pool::thread_pools();
     const sta::pool_stats mine = pool::stats();
-    char line[320];
-    const int n = std::snprintf(
-        line, sizeof line,
-        "sta_malloc: %zu pools made, %zu parked, %zu segments of 2 MiB mapped; the exiting "
+    say("sta_malloc: %zu pools made, %zu parked, %zu segments of 2 MiB mapped; the exiting "
         "thread's pool: %zu bytes in use of %zu reserved\n",
         pools.pools_made, pools.pools_parked, pools.segments_mapped, mine.bytes_in_use,
         mine.bytes_reserved);
-    if (n > 0)
-        (void)!::write(2, line, static_cast<std::size_t>(n < 320 ? n : 319));
 }
 
 /// The program's new-handler (none without a C++ runtime).
@@ -125,10 +122,8 @@ std::new_handler new_handler() noexcept {
 /// C++ runtime is loaded to throw it with.
 [[noreturn]] void throw_bad_alloc() {
     if (&__cxa_throw == nullptr) {
-        static constexpr char message[] =
-            "sta_malloc: operator new: out of memory, and no C++ runtime loaded to throw "
-            "std::bad_alloc with\n";
-        (void)!::write(2, message, sizeof message - 1);
+        say("sta_malloc: operator new: out of memory, and no C++ runtime loaded to throw "
+            "std::bad_alloc with\n");
         std::abort();
     }
     throw std::bad_alloc();

@@ -237,7 +237,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         if (p == nullptr)
             return malloc(bytes);
         const std::size_t key = bytes - 1;
-        if (is_pool_segment(p) && key < poor_fit_floor && pooled_slot(bytes) == span_of(p)->slot)
+        if (key < poor_fit_floor && is_pool_segment(p) && pooled_slot(bytes) == span_of(p)->slot)
             [[likely]]
             return p; // the same class
         return realloc_slow(p, bytes);

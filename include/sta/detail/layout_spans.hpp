@@ -420,8 +420,8 @@ struct span_core {
     /// Map a segment; its spans join the clean list so that they come out in address
     /// order. False, with nothing changed, when the OS refuses.
     STA_NOINLINE static bool map_segment() noexcept {
-        span_state& st = s(); // refill adopted the state, and it is the thread's now
-        next_tiers<Engine>::release_retained(st); // retained_mappings.hpp
+        span_state& st = s();      // refill adopted the state, and it is the thread's now
+        st.retained.release_all(); // kept big pages go first (retained_mappings.hpp)
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;

@@ -133,11 +133,6 @@ struct next_tiers {
         else
             return false;
     }
-    /// New memory is being mapped for `st`: unmap what it keeps first.
-    static void release_retained(pool_state& st) noexcept {
-        if constexpr (retains)
-            st.retained.release_all();
-    }
 
   private:
     // ---- above page_bytes / 2: std::malloc, or the OS (STA_POOL_BIG_FROM_OS) ----------
