@@ -38,7 +38,8 @@ asm(".weak __cxa_allocate_exception\n"
     ".weak __gxx_personality_v0\n"
     ".weak _ZTISt9bad_alloc\n"
     ".weak _ZTVSt9bad_alloc\n"
-    ".weak _ZNSt9bad_allocD1Ev\n");
+    ".weak _ZNSt9bad_allocD1Ev\n"
+    ".weak _ZSt9terminatev\n"); // clang: __clang_call_terminate
 // The two whose absence the code tests, weak to the compiler too:
 namespace std {
 new_handler get_new_handler() noexcept __attribute__((weak));
