@@ -3,7 +3,7 @@
 // interleaved in each, the median per row. Windows only.
 #pragma once
 
-#include "sta/detail/windows.hpp"
+#include "sta/detail/os/windows.hpp"
 
 #include <algorithm>
 #include <cstdio>

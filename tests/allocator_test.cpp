@@ -1,6 +1,6 @@
 // sta::allocator_adapter: the C++ allocator requirements, failure as exceptions,
 // alignment, and the pool really being the one underneath.
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 #include "sta/allocator.hpp"
 
 #include <map>

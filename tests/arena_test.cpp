@@ -3,7 +3,7 @@
 // and most run on a counting block source, so a block that is mapped but never given
 // back fails the test even if its own assertions pass.
 #include "sta/arena.hpp"
-#include "sta/detail/arena_checker.hpp"
+#include "support/arena_checker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // sta/bstr.hpp: the OLE Automation string functions, checked against Microsoft's
-// documented behaviour. Every typed test runs on two variants (bstr_test_support.hpp):
+// documented behaviour. Every typed test runs on two variants (support/bstr_test_support.hpp):
 // on Linux the system and pool heaps, each wrapped in a counting heap that can refuse
 // memory (the fixture fails a test that leaks a block); on Windows oleaut32 (through
 // sta::oleaut32_bstr_functions; not counted, cannot be made to fail: those tests skip)
 // and the pool heap.
-#include "bstr_test_support.hpp"
-#include "pool_test_support.hpp"
+#include "support/bstr_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -1,10 +1,10 @@
 // sta/com_bstr.hpp: sta::CComBSTR against ATL's documented results and HRESULTs, on
-// two variants (see bstr_test_support.hpp): Linux: the system and pool heaps, each
+// two variants (see support/bstr_test_support.hpp): Linux: the system and pool heaps, each
 // wrapped in a counting heap that can refuse memory (the fixture fails a test that
 // leaks a block); Windows: oleaut32 (neither counted nor refusable) and the pool heap.
 // Narrow strings are UTF-8 on Linux and the ANSI code page on Windows, and comparisons
 // are ordinal on Linux and VarBstrCmp's (linguistic) on Windows: the tests say which.
-#include "bstr_test_support.hpp"
+#include "support/bstr_test_support.hpp"
 #include "sta/com_bstr.hpp"
 
 #include <climits>

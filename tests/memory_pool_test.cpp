@@ -4,7 +4,7 @@
 // Every test gets a pool of its own (a local tag type) and ends with the accounting
 // checker, so a test that leaves the pages mis-tiled fails even if its own
 // assertions pass.
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <cstring>
 #include <stdexcept>

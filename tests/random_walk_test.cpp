@@ -4,7 +4,7 @@
 // must never overlap and must be aligned; the accounting checker runs along the way and at the end.
 // STA_WALK_STEPS in the environment changes the length (valgrind runs use fewer steps); the default
 // is 1,000,000 per variant.
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,9 +1,9 @@
-// Guards the big tier's retained mappings (detail/retained_mappings.hpp, RM1-RM3): freed
+// Guards the big tier's retained mappings (detail/heaps/retained_mappings.hpp, RM1-RM3): freed
 // pages are handed out again — the front of the smallest range that fits, or the
 // largest grown by mremap — with their bytes; ranges that touch are joined; a block
 // grows in place into kept pages that follow it; the count and byte limits unmap the
 // oldest. Linux only (the drop-in malloc's tier; part of a mapping is unmapped).
-#include "sta/detail/retained_mappings.hpp"
+#include "sta/detail/heaps/retained_mappings.hpp"
 
 #include <gtest/gtest.h>
 

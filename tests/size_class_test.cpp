@@ -1,5 +1,5 @@
 // The slot index: countl_zero(uint32_t(size - 1)), clamped for sizes above 4 GiB.
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <gtest/gtest.h>
 

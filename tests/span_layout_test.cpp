@@ -1,6 +1,6 @@
-// The span layout's own mechanics (detail/layout_spans.hpp), on both dispatch policies.
+// The span layout's own mechanics (detail/layout/spans.hpp), on both dispatch policies.
 // Each test has a pool of its own and ends with the accounting checker (S1..S8).
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -241,7 +241,7 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
 }
 
 // ---- checked-build diagnostics on spans (STA_POOL_CHECKS) ----------------------------
-// Each misuse aborts with its one-line report (detail/checked.hpp); a death test runs
+// Each misuse aborts with its one-line report (detail/pool/checked_build.hpp); a death test runs
 // the misuse in a child process and matches that line.
 
 template <class Variant>

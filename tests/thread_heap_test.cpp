@@ -2,7 +2,7 @@
 // checker (detail::check_thread_heap), plus one named test per edge case: coalescing
 // left / right / both, chunk release and the cached spare, realloc in place, out of
 // memory through a failing page source, huge sizes, misuse in checked builds.
-#include "sta/detail/thread_heap_checker.hpp"
+#include "support/thread_heap_checker.hpp"
 #include "sta/thread_heap.hpp"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // calls it. Checked builds (STA_POOL_CHECKS) abort on a call from any other thread with
 // a message that names both threads; release builds compile the check away, so these
 // tests skip there. Per-thread pools have no such rule: threads_test.cpp.
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <thread>
 

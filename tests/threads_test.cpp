@@ -1,4 +1,4 @@
-// Per-thread pools (threads::per_thread, pool_home.hpp): every thread allocates from a
+// Per-thread pools (threads::per_thread, home/pool_home.hpp): every thread allocates from a
 // pool of its own; a block freed by another thread goes to its owner's inbox and back
 // to the owner's lists when the owner drains (refill); a pool whose thread ended is
 // parked and adopted by the next thread that needs one. The seed's thread rule
@@ -11,10 +11,10 @@
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
-#include "pool_test_support.hpp"
+#include "support/pool_test_support.hpp"
 
 #include "sta/containers.hpp"
-#include "sta/detail/c_heap.hpp"
+#include "sta/detail/c_api/c_heaps.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -142,7 +142,7 @@ pool_report report_on_a_new_thread() {
     return r;
 }
 
-/// The owner of a heap-tier block (NT1 in next_tiers.hpp: the 16 bytes before it).
+/// The owner of a heap-tier block (NT1 in pool/next_tiers.hpp: the 16 bytes before it).
 sta::detail::pool_state* heap_owner_of(const void* p) {
     sta::detail::pool_state* owner;
     std::memcpy(&owner, static_cast<const std::byte*>(p) - 16, sizeof owner);

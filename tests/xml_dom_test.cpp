@@ -6,7 +6,7 @@
 
 #include "sta/allocator.hpp"
 #include "sta/arena.hpp"
-#include "sta/detail/arena_checker.hpp"
+#include "support/arena_checker.hpp"
 
 #include <gtest/gtest.h>
 

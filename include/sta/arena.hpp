@@ -2,7 +2,7 @@
 //
 // Bump allocation in blocks of 64 KiB (a parameter), no per-object free, and the whole
 // lot given back at once without running destructors: build a DOM, query it, drop it.
-// Released blocks go to a per-thread block cache (detail/arena_block.hpp) that the next
+// Released blocks go to a per-thread block cache (detail/heaps/arena_block.hpp) that the next
 // arena on the thread takes them from: no mmap, no page fault per document.
 // Also here: arena_scope (a scoped rewind marker), arena_allocator<T> for the std
 // containers (deallocate does nothing) and arena_resource, a std::pmr::memory_resource
@@ -24,15 +24,15 @@
 //                               [4 KiB, 1 GiB].
 // allocate(0, a) returns a unique non-null pointer (it takes one byte).
 //
-// Sanitizers (detail/hooks.hpp): whatever is not handed out — the free part of a fresh
+// Sanitizers (detail/diag/tool_hooks.hpp): whatever is not handed out — the free part of a fresh
 // block, alignment padding, what reset() or a rewind took back — is poisoned; a request
 // unpoisons exactly its bytes; a block going back to its source is cleared first.
 #pragma once
 
-#include "sta/detail/arena_block.hpp"
+#include "sta/detail/heaps/arena_block.hpp"
 #include "sta/detail/config.hpp"
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/owner_mark.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -84,7 +84,7 @@ struct arena_mark {
     and the current block keeps bumping; anything else retires the current block and
     maps a new standard one, so a retired block wastes less than a quarter of itself.
 
-    Invariants (detail::check_arena enforces them in tests; B1-B3 in arena_block.hpp):
+    Invariants (detail::check_arena enforces them in tests; B1-B3 in heaps/arena_block.hpp):
      A1  cursor_ and end_ are both null when current_ is null; otherwise
          current_->data() <= cursor_ <= end_ == current_->limit().
      A2  every block on current_'s list is block_bytes_ long; every block on
@@ -364,7 +364,7 @@ class arena {
     std::size_t dedicated_blocks_ = 0;
     std::size_t bytes_reserved_ = 0;
     std::uint64_t next_serial_ = 1;                  // A4: 0 means "no block" in a mark
-    [[no_unique_address]] detail::owner_mark owner_; // the thread rule (owner_mark.hpp)
+    [[no_unique_address]] detail::owner_mark owner_; // the thread rule (diag/owner_mark.hpp)
 };
 
 /// A scoped rewind marker: everything allocated in the arena during the scope's life

@@ -288,7 +288,7 @@ inline std::uint32_t olestr_length(const OLECHAR* s) noexcept {
 ///     bstr_block_bytes(n) bytes from Heap, where n = the uint32 at BSTR - 4 =
 ///     SysStringByteLen, n <= max_bstr_bytes; so it is aligned to sizeof(void*);
 ///   - data byte n is 0 and the OLECHAR at index ceil(n / 2) is 0.
-/// layout_problem (tests/bstr_test_support.hpp) verifies all of it.
+/// layout_problem (tests/support/bstr_test_support.hpp) verifies all of it.
 template <class Heap>
 struct bstr_functions {
     using heap = Heap;

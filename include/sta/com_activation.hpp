@@ -60,8 +60,8 @@
 #else
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/owner_mark.hpp"
-#include "sta/detail/windows.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/os/windows.hpp"
 #include "sta/local_ptr.hpp"
 
 #include <objbase.h>

@@ -42,8 +42,8 @@
 #include "sta/com_ptr.hpp"
 #include "sta/com_reference.hpp"
 #include "sta/detail/config.hpp"
-#include "sta/detail/owner_mark.hpp"
-#include "sta/detail/windows.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/os/windows.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <objbase.h>

@@ -13,7 +13,7 @@
 #error "sta/com_ptr.hpp is Windows only: it needs COM (IUnknown)"
 #else
 
-#include "sta/detail/windows.hpp"
+#include "sta/detail/os/windows.hpp"
 
 #include <unknwn.h>
 

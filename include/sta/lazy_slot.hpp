@@ -30,7 +30,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/owner_mark.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
 
 #include <stdexcept>
 #include <string>

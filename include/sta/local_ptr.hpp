@@ -28,7 +28,7 @@
 //    object in the same block, so objects come only from make_local.
 #pragma once
 
-#include "sta/detail/owner_mark.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <compare>

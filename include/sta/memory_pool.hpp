@@ -6,7 +6,7 @@
 // threads) combination names one pool family, constant-initialised, so it works from
 // any global constructor or destructor.
 //
-// The thread rule, chosen by the Threads policy (detail/pool_home.hpp):
+// The thread rule, chosen by the Threads policy (detail/home/pool_home.hpp):
 //   threads::per_thread (the default): every thread allocates from a pool of its own,
 //     with no atomics, locks or fences on its path; a block may be freed by any
 //     thread, and goes back to the pool it came from; a pool whose thread ended is
@@ -19,17 +19,17 @@
 // Memory is kept until the process ends: pages are never returned to the OS.
 #pragma once
 
-#include "sta/detail/checked.hpp"
+#include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/config.hpp"
-#include "sta/detail/dispatch_branch.hpp"
-#include "sta/detail/dispatch_table.hpp"
-#include "sta/detail/layout_contract.hpp"
-#include "sta/detail/layout_shared_cursor.hpp"
-#include "sta/detail/layout_spans.hpp"
-#include "sta/detail/pool_home.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/pool_stats.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/dispatch/inline_branch.hpp"
+#include "sta/detail/dispatch/self_rewriting_table.hpp"
+#include "sta/detail/layout/contract.hpp"
+#include "sta/detail/layout/shared_cursor.hpp"
+#include "sta/detail/layout/spans.hpp"
+#include "sta/detail/home/pool_home.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/stats.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <array>
 #include <bit>
@@ -48,14 +48,14 @@ namespace sta {
 namespace dispatch {
 
 /// The seed's design: tables of 33 function pointers; each alloc slot rewrites itself
-/// between bump<N> and get<N> (see detail/dispatch_table.hpp).
+/// between bump<N> and get<N> (see detail/dispatch/self_rewriting_table.hpp).
 struct self_rewriting_table {
     template <class Layout, class Threads, class Tag>
     using engine = detail::table_engine<Layout, Threads, Tag>;
 };
 
 /// "free list non-empty ? pop : bump", inlined at the call site
-/// (see detail/dispatch_branch.hpp).
+/// (see detail/dispatch/inline_branch.hpp).
 struct inline_branch {
     template <class Layout, class Threads, class Tag>
     using engine = detail::branch_engine<Layout, Threads, Tag>;
@@ -74,7 +74,7 @@ using default_policy = inline_branch;
 namespace layout {
 
 /// The seed's layout: one bump cursor for every class, one LIFO list per class across
-/// all pages, page tails carved into the lists (see detail/layout_shared_cursor.hpp).
+/// all pages, page tails carved into the lists (see detail/layout/shared_cursor.hpp).
 struct shared_cursor {
     static constexpr const char* name = "shared_cursor";
     using state = detail::shared_cursor_state;
@@ -83,7 +83,7 @@ struct shared_cursor {
 };
 
 /// Aligned spans of one class each, with their own free lists; a span whose blocks
-/// have all come back serves any class again (see detail/layout_spans.hpp).
+/// have all come back serves any class again (see detail/layout/spans.hpp).
 struct spans {
     static constexpr const char* name = "spans";
     using state = detail::span_state;
@@ -300,7 +300,7 @@ class basic_memory_pool {
     static std::size_t page_bytes() noexcept { return engine::home::page_bytes(); }
 
     /// Per-thread pools: how many pools the family has made and parked, and the
-    /// segments all of them mapped (pool_home.hpp).
+    /// segments all of them mapped (home/pool_home.hpp).
     static detail::thread_pools_stats thread_pools() noexcept requires(per_thread) {
         return engine::home::stats();
     }
@@ -342,8 +342,8 @@ class basic_memory_pool {
     using core = typename engine::core;
     static_assert(detail::pool_engine<engine>, "the dispatch engine keeps the engine contract");
 
-    // The hook sites of the pool: tools (detail/hooks.hpp), counters (STA_POOL_STATS)
-    // and the checked registry (detail/checked.hpp). In a release build without a tool
+    // The hook sites of the pool: tools (detail/diag/tool_hooks.hpp), counters (STA_POOL_STATS)
+    // and the checked registry (detail/pool/checked_build.hpp). In a release build without a tool
     // backend, without STA_POOL_STATS and without STA_POOL_CHECKS they compile to
     // nothing; tests/hooks_cost proves it against a build with them cut out
     // (STA_POOL_NO_HOOKS, for that test only).

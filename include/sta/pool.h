@@ -11,7 +11,7 @@
  *
  * How a block finds its size depends on sta::memory_pool's layout
  * (sta::layout::default_layout, chosen by STA_POOL_SPANS in detail/config.hpp); both
- * heaps are drawn in detail/c_heap.hpp. Either way sta_free ends in the pool's sized
+ * heaps are drawn in detail/c_api/c_heaps.hpp. Either way sta_free ends in the pool's sized
  * free, so the sized C++ path pays nothing for this API.
  *
  *   shared cursor (STA_POOL_SPANS=0): c_heap. A header of
@@ -89,7 +89,7 @@ size_t sta_good_size(size_t size);
 #endif
 
 #if defined(__cplusplus) && defined(STA_POOL_C_IMPLEMENTATION)
-#include "sta/detail/c_heap.hpp"
+#include "sta/detail/c_api/c_heaps.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <type_traits>

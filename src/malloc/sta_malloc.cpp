@@ -1,5 +1,5 @@
 // libsta_malloc.so: the C library's allocation functions and every form of operator
-// new / delete, on per-thread pools of the span layout (detail/malloc_heap.hpp has the
+// new / delete, on per-thread pools of the span layout (detail/c_api/malloc_heap.hpp has the
 // semantics). Use it unchanged with LD_PRELOAD=libsta_malloc.so, or link it.
 //
 // Built (src/malloc/CMakeLists.txt) with STA_POOL_CHECKS=0, STA_POOL_BIG_FROM_OS=1 (the
@@ -17,7 +17,7 @@
 // forms — is referenced weakly below and bound to the program's own libstdc++, which a
 // program that calls operator new has loaded. Without it (a C++ plugin dlopen'ed later,
 // with its runtime local to it), operator new that finds no memory aborts with a message.
-#include "sta/detail/malloc_heap.hpp"
+#include "sta/detail/c_api/malloc_heap.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <pthread.h>

@@ -1,5 +1,5 @@
 // The C API (sta/pool.h): malloc-style calls whose free has no size. Both heaps behind
-// it (detail/c_heap.hpp) are tested on fresh pools: c_heap, with its per-block header,
+// it (detail/c_api/c_heaps.hpp) are tested on fresh pools: c_heap, with its per-block header,
 // on the shared-cursor layout with both header sizes (CHeap); c_span_heap, without a
 // header for pooled blocks, on the span layout with both dispatch policies
 // (CSpanHeap). The extern "C" functions themselves run on sta::memory_pool, from C++
@@ -7,7 +7,7 @@
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
-#include "../pool_test_support.hpp"
+#include "../support/pool_test_support.hpp"
 
 #include <algorithm>
 #include <cerrno>

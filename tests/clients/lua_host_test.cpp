@@ -3,7 +3,7 @@
 // which is the only way a shrink from above 32 KiB into the pool can fail.
 #include "lua_host.hpp"
 
-#include "../pool_test_support.hpp"
+#include "../support/pool_test_support.hpp"
 
 #include <cstring>
 #include <vector>

@@ -18,7 +18,7 @@
 // So a program fills spans of one class, frees them (whole or in part: partial and
 // sleeping spans), and fills the memory again with another class. Live bytes are
 // capped at live_cap: an op that would pass it is skipped.
-#include "sta/detail/pool_checker.hpp"
+#include "../support/pool_checker.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <cstdint>

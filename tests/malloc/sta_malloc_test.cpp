@@ -1,6 +1,6 @@
 // libsta_malloc.so linked into a program (the second way to use it, beside LD_PRELOAD):
 // this program's malloc, free, ... and operator new / delete are the library's. Each
-// test names one promise of detail/malloc_heap.hpp: glibc's and POSIX's results and
+// test names one promise of detail/c_api/malloc_heap.hpp: glibc's and POSIX's results and
 // errno for the edge cases, alignment, zeroing, sizes kept across realloc, blocks
 // freed on another thread, fork in a threaded program.
 #include <gtest/gtest.h>
@@ -116,7 +116,7 @@ TEST(StaMalloc, CallocZeroesReusedMemory) {
     }
 }
 
-// A big block's mapping is kept after its free (detail/retained_mappings.hpp): the next
+// A big block's mapping is kept after its free (detail/heaps/retained_mappings.hpp): the next
 // request of its size gets it back without a page fault, and calloc clears it.
 TEST(StaMalloc, ABigBlockFreedIsReusedAndCallocClearsIt) {
     const std::size_t n = (std::size_t{2} << 20) + 5;

@@ -8,7 +8,7 @@
 //                    0 (default): only what can be derived without counters is
 //                    reported by stats(); the fast path carries no counter.
 //
-//   STA_POOL_VALGRIND 1: tell valgrind's memcheck about pool blocks (detail/hooks.hpp):
+//   STA_POOL_VALGRIND 1: tell valgrind's memcheck about pool blocks (detail/diag/tool_hooks.hpp):
 //                    client requests of a few instructions each, which do nothing
 //                    outside valgrind. Default: on in checked builds (STA_POOL_CHECKS=1)
 //                    where <valgrind/memcheck.h> is found, except under ASan; off
@@ -34,7 +34,7 @@
 //                    surplus per pool family. Default 0: the compiler's model (an
 //                    executable gets local-exec, a -fPIC library general-dynamic).
 //   STA_POOL_BIG_FROM_OS 1: requests above page_bytes / 2 (the tier above the private
-//                    heap, detail/next_tiers.hpp) are mapped from the OS one by one
+//                    heap, detail/pool/next_tiers.hpp) are mapped from the OS one by one
 //                    and unmapped when freed, instead of going to std::malloc. The
 //                    drop-in malloc (src/malloc) sets it: there, std::malloc is itself.
 //                    Default 0.

@@ -9,9 +9,9 @@
 // O(pages + blocks log blocks). For tests, not production.
 #pragma once
 
-#include "sta/detail/checker_report.hpp"
-#include "sta/detail/layout_shared_cursor.hpp"
-#include "sta/detail/span_checker.hpp"
+#include "checker_report.hpp"
+#include "sta/detail/layout/shared_cursor.hpp"
+#include "span_checker.hpp"
 
 #include <algorithm>
 #include <cstdint>

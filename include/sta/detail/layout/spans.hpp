@@ -54,19 +54,19 @@
 //  S8  A span whose blocks are all free (used == 0) is clean, unless it is current.
 //  S9  Every span's owner is the state that mapped its segment, from then on: a state
 //      never gives a segment away (a per-thread state whose thread ended is adopted
-//      whole by a later thread, pool_home.hpp), so the owner of a block never changes
+//      whole by a later thread, home/pool_home.hpp), so the owner of a block never changes
 //      while the block is live.
 //  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
 //      the span's owner. A block freed by another thread goes to the owner's inbox
-//      (pool_state.hpp) and counts as used (S4) until the owner drains it.
+//      (pool/state.hpp) and counts as used (S4) until the owner drains it.
 //  T1  (table dispatch) a non-empty heads[slot] has its alloc slot at get<N>.
 #pragma once
 
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/next_tiers.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/pool_stats.hpp"
-#include "sta/detail/segment_map.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/pool/next_tiers.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/stats.hpp"
+#include "sta/detail/pool/segment_map.hpp"
 
 #include <array>
 #include <bit>
@@ -421,7 +421,7 @@ struct span_core {
     /// order. False, with nothing changed, when the OS refuses.
     STA_NOINLINE static bool map_segment() noexcept {
         span_state& st = s();      // refill adopted the state, and it is the thread's now
-        st.retained.release_all(); // kept big pages go first (retained_mappings.hpp)
+        st.retained.release_all(); // kept big pages go first (heaps/retained_mappings.hpp)
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #if defined(_WIN32)
-#include "sta/detail/windows.hpp"
+#include "sta/detail/os/windows.hpp"
 #else
 #include <sys/mman.h>
 #endif

@@ -1,6 +1,6 @@
 // sta-pool: the one misuse reporter. Every part of the library that finds misuse in a
-// checked build (STA_POOL_CHECKS) — a call from the wrong thread (owner_mark.hpp), a
-// double free, a size mismatch, a foreign pointer (checked.hpp, the TLSF heap) — ends
+// checked build (STA_POOL_CHECKS) — a call from the wrong thread (diag/owner_mark.hpp), a
+// double free, a size mismatch, a foreign pointer (pool/checked_build.hpp, the TLSF heap) — ends
 // here: one line on stderr, "sta-pool: <subject>: <what happened>", then abort.
 #pragma once
 

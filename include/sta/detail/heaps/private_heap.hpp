@@ -1,16 +1,16 @@
 // sta-pool: the private heap of a pool — the unsynchronized tier for requests above
-// 32 KiB and up to page_bytes / 2 (detail/next_tiers.hpp routes them). Each pool state
-// holds one (pool_state.hpp), so a per-thread pool has a heap per thread.
+// 32 KiB and up to page_bytes / 2 (detail/pool/next_tiers.hpp routes them). Each pool state
+// holds one (pool/state.hpp), so a per-thread pool has a heap per thread.
 //
-//   Linux:   sta::thread_heap (TLSF over OS chunks, detail/tlsf_heap.hpp).
+//   Linux:   sta::thread_heap (TLSF over OS chunks, detail/heaps/tlsf_heap.hpp).
 //   Windows: HeapCreate(HEAP_NO_SERIALIZE), created on first use.
 //
 // Both are constant-initialised and used by one thread at a time; hand_over() lets
 // the heap move to the next thread (a parked per-thread pool adopted by a new thread).
 #pragma once
 
-#include "sta/detail/tlsf_heap.hpp"
-#include "sta/detail/windows.hpp"
+#include "sta/detail/heaps/tlsf_heap.hpp"
+#include "sta/detail/os/windows.hpp"
 
 #include <cstddef>
 

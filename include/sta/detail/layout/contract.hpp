@@ -8,11 +8,11 @@
 // A dispatch engine owns the pool's constinit state (the layout's state, plus what
 // the dispatch needs, e.g. the table policy's tables) and reaches memory only through
 // its layout core's fields and functions below. A layout core never sees a size
-// class computed any other way than detail/size_class.hpp computes it.
+// class computed any other way than detail/pool/size_class.hpp computes it.
 #pragma once
 
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/pool_stats.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/stats.hpp"
 
 #include <concepts>
 #include <cstddef>

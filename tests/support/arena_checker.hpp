@@ -6,7 +6,7 @@
 #pragma once
 
 #include "sta/arena.hpp"
-#include "sta/detail/checker_report.hpp"
+#include "checker_report.hpp"
 
 #include <cstdint>
 #include <string>

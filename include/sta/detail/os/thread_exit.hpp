@@ -1,5 +1,5 @@
 // sta-pool: run a function when the calling thread ends — what a per-thread pool uses
-// to park its state (pool_home.hpp).
+// to park its state (home/pool_home.hpp).
 //
 // Linux (and mingw's winpthreads): a pthread key with a destructor. glibc runs key
 // destructors after the thread's C++ thread_local destructors, so a thread_local
@@ -9,7 +9,7 @@
 #pragma once
 
 #if defined(_WIN32) && !defined(__MINGW32__)
-#include "sta/detail/windows.hpp"
+#include "sta/detail/os/windows.hpp"
 #else
 #include <pthread.h>
 #endif

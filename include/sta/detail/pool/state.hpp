@@ -1,19 +1,19 @@
 // sta-pool: what every pool holds whatever its layout.
 //
 // A pool's state is a constant-initialised struct: this common part, extended by the
-// layout (layout_shared_cursor.hpp, layout_spans.hpp) and, for the table dispatch, by
+// layout (layout/shared_cursor.hpp, layout/spans.hpp) and, for the table dispatch, by
 // its two tables. A seed-mode pool has one for the program, a per-thread pool one per
-// thread (pool_home.hpp says where they live). Nothing in it needs a constructor to
+// thread (home/pool_home.hpp says where they live). Nothing in it needs a constructor to
 // run, so a pool works from any global constructor.
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/owner_mark.hpp"
-#include "sta/detail/page_source.hpp"
-#include "sta/detail/private_heap.hpp"
-#include "sta/detail/retained_mappings.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/os/pages.hpp"
+#include "sta/detail/heaps/private_heap.hpp"
+#include "sta/detail/heaps/retained_mappings.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -60,15 +60,15 @@ struct pool_state {
     /// OS mappings made: pages (shared cursor) or segments (spans).
     std::size_t pages_mapped = 0;
     map_pages_fn map_pages = &os_map_pages; // tests swap in a failing source
-    /// Seed mode, checked builds: the owner thread (the thread rule, owner_mark.hpp).
+    /// Seed mode, checked builds: the owner thread (the thread rule, diag/owner_mark.hpp).
     [[no_unique_address]] owner_mark owner;
     void* checked = nullptr; // seed mode, checked builds: the registry of live blocks
-    /// The tier above 32 KiB (next_tiers.hpp): each pool state has its own.
+    /// The tier above 32 KiB (pool/next_tiers.hpp): each pool state has its own.
     private_heap heap{};
-    // ---- per-thread pools only (pool_home.hpp) ----
+    // ---- per-thread pools only (home/pool_home.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
     pool_state* next_parked = nullptr; // the family's parked list (H1)
-    /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, next_tiers.hpp).
+    /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
     retained_mappings retained;
 #if STA_POOL_STATS
     std::uint64_t allocations[slot_count] = {};

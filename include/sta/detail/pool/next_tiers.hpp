@@ -1,13 +1,13 @@
 // sta-pool: where requests above 32 KiB go — the pool's second and third tiers.
 //
 //   (32 KiB, page_bytes / 2]   the pool's private heap, unsynchronized
-//                              (detail/private_heap.hpp);
+//                              (detail/heaps/private_heap.hpp);
 //   above page_bytes / 2       std::malloc, the process heap: memory other threads
 //                              can reuse once it is freed; with STA_POOL_BIG_FROM_OS
 //                              (the drop-in malloc, where std::malloc is the pool
 //                              itself) a mapping of its own from the OS, whole pages,
 //                              resized by mremap; the free keeps its pages in the
-//                              freeing thread's retained mappings (retained_mappings.hpp)
+//                              freeing thread's retained mappings (heaps/retained_mappings.hpp)
 //                              for the next big request, a growth into kept pages that
 //                              follow a block needs no syscall, and a shrink keeps the
 //                              tail.
@@ -19,9 +19,9 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/page_source.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/os/pages.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -75,7 +75,7 @@ struct next_tiers {
         return move(p, old_bytes, new_bytes); // across the page/2 boundary
     }
 
-    // ---- the private heap (also the C API's tier for poor fits, c_heap.hpp) ----------
+    // ---- the private heap (also the C API's tier for poor fits, c_api/c_heaps.hpp) ----------
 
     static void* heap_alloc(std::size_t bytes) noexcept {
         auto* const st = home::own();
@@ -103,7 +103,7 @@ struct next_tiers {
             if (owner == &home::state())
                 owner->heap.free(block_of(p), bytes + owner_prefix);
             else
-                owner->inbox.push(p); // drained by the owner (layout_spans.hpp)
+                owner->inbox.push(p); // drained by the owner (layout/spans.hpp)
         }
     }
 

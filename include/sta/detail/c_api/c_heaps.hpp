@@ -12,7 +12,7 @@
 //
 // A poor fit is a request above 1 KiB that its power-of-two class would round up by
 // more than a quarter (SQLite's 4.3 KB page-cache blocks would take 8 KiB): it goes
-// to the pool's private heap (the tier above 32 KiB, detail/next_tiers.hpp), which
+// to the pool's private heap (the tier above 32 KiB, detail/pool/next_tiers.hpp), which
 // fits sizes within 1/8 or better, so a C program's peak memory stays near glibc's.
 //
 // Invariants of c_span_heap (for every live p handed out):
@@ -47,12 +47,12 @@
 // Nothing else is stored: no table, no per-page metadata.
 #pragma once
 
-#include "sta/detail/layout_spans.hpp"
-#include "sta/detail/next_tiers.hpp"
-#include "sta/detail/page_source.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/segment_map.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/layout/spans.hpp"
+#include "sta/detail/pool/next_tiers.hpp"
+#include "sta/detail/os/pages.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/segment_map.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <cerrno>
 #include <cstddef>
@@ -73,7 +73,7 @@ struct size_header {
         return bytes;
     }
     /// Header = 16 writes 0 in the unused word (p - 16): the drop-in malloc's aligned
-    /// blocks put a nonzero offset there (detail/malloc_heap.hpp, MH2).
+    /// blocks put a nonzero offset there (detail/c_api/malloc_heap.hpp, MH2).
     static void* with_header(std::byte* block, std::size_t bytes) noexcept {
         std::byte* const p = block + Header;
         std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
@@ -102,7 +102,7 @@ inline void move_bytes(void* to, const void* from, std::size_t bytes) noexcept {
 }
 
 /// A block aligned beyond what the pool's classes give, in an OS mapping of its own
-/// (CS4): made by the drop-in malloc's memalign (malloc_heap.hpp), freed by c_span_heap.
+/// (CS4): made by the drop-in malloc's memalign (c_api/malloc_heap.hpp), freed by c_span_heap.
 ///
 ///   mapping (whole OS pages)
 ///   +----------- lead bytes -----------+-------------------------+
@@ -361,7 +361,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     }
     // The pool's private heap, reached directly for the poor fits: the pool's sized
     // API would take a size of 32 KiB or less for a pooled block. The thread rule is
-    // the pool's (next_tiers.hpp sends another thread's block home).
+    // the pool's (pool/next_tiers.hpp sends another thread's block home).
     static void* heap_alloc(std::size_t bytes) noexcept {
         Pool::engine::home::check_thread();
         return tiers::heap_alloc(bytes);

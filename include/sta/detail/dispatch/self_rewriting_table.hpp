@@ -23,8 +23,8 @@
 // get<N>. The converse need not hold: get<N> finds out lazily that its list has drained.
 #pragma once
 
-#include "sta/detail/next_tiers.hpp"
-#include "sta/detail/pool_state.hpp"
+#include "sta/detail/pool/next_tiers.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <array>
 #include <utility>
@@ -42,7 +42,7 @@ class table_engine {
         std::array<free_fn, slot_count> free_table = initial_free_row();
     };
     using core = typename Layout::template core<table_engine>;
-    /// Where the state lives: one for the program, or one per thread (pool_home.hpp).
+    /// Where the state lives: one for the program, or one per thread (home/pool_home.hpp).
     using home = typename Threads::template home<state_type, table_engine>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";

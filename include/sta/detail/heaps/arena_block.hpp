@@ -5,7 +5,7 @@
 // header; the rest is bump space. Nothing here is on a fast path.
 #pragma once
 
-#include "sta/detail/page_source.hpp"
+#include "sta/detail/os/pages.hpp"
 
 #include <cstddef>
 #include <cstdint>

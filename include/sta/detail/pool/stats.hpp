@@ -2,7 +2,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <array>
 #include <cstddef>

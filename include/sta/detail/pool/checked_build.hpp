@@ -1,6 +1,6 @@
 // sta-pool: checked builds (STA_POOL_CHECKS) — misuse is reported, never silent.
 //
-// Besides the owner-thread rule (owner_mark.hpp), a checked build keeps a registry
+// Besides the owner-thread rule (diag/owner_mark.hpp), a checked build keeps a registry
 // of the blocks each pool has handed out, pointer -> requested bytes, and checks
 // every free and realloc against it (a seed-mode pool has one of its own; the pools of
 // a per-thread family share one, behind a mutex, so a block freed on another thread
@@ -23,10 +23,10 @@
 // any of this (basic_memory_pool's hook sites are `if constexpr` on the switch).
 #pragma once
 
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/misuse.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/size_class.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/diag/misuse.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/size_class.hpp"
 
 #include <cstring>
 #include <mutex>
@@ -68,7 +68,7 @@ inline checked_registry& registry_of(pool_state& s) {
 }
 
 /// Why `p` is not a live block: double free, interior pointer, or foreign pointer.
-/// `Core` is the pool's layout core (detail/layout_contract.hpp), which knows its lists.
+/// `Core` is the pool's layout core (detail/layout/contract.hpp), which knows its lists.
 template <class Core>
 [[noreturn]] STA_COLD void report_unknown_block(const char* pool_name, const void* p,
                                                 std::size_t bytes, const char* operation) {

@@ -31,9 +31,9 @@
 //      no overlap.
 #pragma once
 
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/pool_stats.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/stats.hpp"
 
 #include <algorithm>
 #include <array>
@@ -65,7 +65,7 @@ struct shared_cursor_state : pool_state {
     page_header* pages = nullptr;       // I1
 };
 
-/// The layout's side of the engine contract (detail/layout_contract.hpp). `Engine`
+/// The layout's side of the engine contract (detail/layout/contract.hpp). `Engine`
 /// provides `state()` and `push(slot, block)` (which, for the table policy, also
 /// rewrites the slot).
 template <class Engine>

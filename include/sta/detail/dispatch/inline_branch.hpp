@@ -12,8 +12,8 @@
 // own beyond those of its layout.
 #pragma once
 
-#include "sta/detail/next_tiers.hpp"
-#include "sta/detail/pool_state.hpp"
+#include "sta/detail/pool/next_tiers.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <bit>
 
@@ -25,7 +25,7 @@ class branch_engine {
     static constexpr const char* name = "sta::memory_pool<inline_branch>";
     using state_type = typename Layout::state;
     using core = typename Layout::template core<branch_engine>;
-    /// Where the state lives: one for the program, or one per thread (pool_home.hpp).
+    /// Where the state lives: one for the program, or one per thread (home/pool_home.hpp).
     using home = typename Threads::template home<state_type, branch_engine>;
 
     STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }

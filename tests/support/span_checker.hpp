@@ -1,9 +1,9 @@
-// sta-pool: the accounting checker of the span layout (S1..S10 in layout_spans.hpp,
+// sta-pool: the accounting checker of the span layout (S1..S10 in layout/spans.hpp,
 // and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
 #pragma once
 
-#include "sta/detail/checker_report.hpp"
-#include "sta/detail/layout_spans.hpp"
+#include "checker_report.hpp"
+#include "sta/detail/layout/spans.hpp"
 
 #include <algorithm>
 #include <cstdint>

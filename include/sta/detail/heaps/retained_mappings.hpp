@@ -1,6 +1,6 @@
 // sta-pool: big mappings kept after their free, for the next big request — the drop-in
 // malloc's tier above page_bytes / 2 maps every block of its own (STA_POOL_BIG_FROM_OS,
-// next_tiers.hpp), and a program that frees and allocates a large buffer again and
+// pool/next_tiers.hpp), and a program that frees and allocates a large buffer again and
 // again, or grows one with realloc, would otherwise pay a page fault per 4 KiB each
 // time (glibc serves such sizes from its heap once it has seen them freed; mimalloc
 // keeps its segments).
@@ -15,7 +15,7 @@
 //   realloc shrinking one:  the tail it gives up is kept
 //   a new pool segment:     everything kept is unmapped first, so that memory kept for
 //                           big blocks never sits beside new memory for small ones
-//   the thread ends:        everything kept is unmapped (pool_home.hpp parks the state)
+//   the thread ends:        everything kept is unmapped (home/pool_home.hpp parks the state)
 //
 // Each pool state keeps its own (the freeing thread's): no lock, and fork() leaves the
 // child's intact. Linux (the drop-in's platform): part of a mapping is unmapped or
@@ -33,7 +33,7 @@
 //      keeps its place).
 #pragma once
 
-#include "sta/detail/page_source.hpp"
+#include "sta/detail/os/pages.hpp"
 
 #include <atomic>
 #include <cstddef>

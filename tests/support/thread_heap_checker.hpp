@@ -9,8 +9,8 @@
 // O(blocks log blocks). For tests, not production.
 #pragma once
 
-#include "sta/detail/checker_report.hpp"
-#include "sta/detail/tlsf_heap.hpp"
+#include "checker_report.hpp"
+#include "sta/detail/heaps/tlsf_heap.hpp"
 
 #include <algorithm>
 #include <cstdint>

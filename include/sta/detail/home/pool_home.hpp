@@ -3,7 +3,7 @@
 //
 // one_owner_home — the seed's mode. One constant-initialised state per (dispatch,
 //   layout, tag) for the whole program. The first thread that calls owns it; checked
-//   builds report a call from any other thread (owner_mark.hpp), release builds do not
+//   builds report a call from any other thread (diag/owner_mark.hpp), release builds do not
 //   look. No atomics, no locks anywhere.
 //
 // per_thread_home — every thread its own pool. Each thread reaches its state through
@@ -21,7 +21,7 @@
 //   allocation takes the slow path, which adopts a state (own()). A free on such a
 //   thread finds the block's span owned by someone else and sends the block home.
 //
-//   Thread exit (thread_exit.hpp): the state is parked — its heap handed over — on the
+//   Thread exit (os/thread_exit.hpp): the state is parked — its heap handed over — on the
 //   family's parked list, and current_ goes back to idle_. Its spans stay where they
 //   are, owned by the parked state: live blocks can still be freed by any thread (into
 //   the parked state's inbox), and the next thread that needs a pool adopts the most
@@ -38,11 +38,11 @@
 //   H3  made_ counts every state ever made, parked or not; none is ever destroyed.
 #pragma once
 
-#include "sta/detail/checked.hpp"
+#include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/config.hpp"
-#include "sta/detail/page_source.hpp"
-#include "sta/detail/pool_state.hpp"
-#include "sta/detail/thread_exit.hpp"
+#include "sta/detail/os/pages.hpp"
+#include "sta/detail/pool/state.hpp"
+#include "sta/detail/os/thread_exit.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -202,7 +202,7 @@ struct per_thread_home {
     }
 
     /// The thread that owned `p` ends: park its state (H1). The big blocks' pages it
-    /// kept for its thread's next requests (retained_mappings.hpp) go back to the OS: a
+    /// kept for its thread's next requests (heaps/retained_mappings.hpp) go back to the OS: a
     /// parked state has no thread to make them.
     static void thread_ended(void* p) noexcept {
         State* const s = static_cast<State*>(p);

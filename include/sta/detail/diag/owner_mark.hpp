@@ -1,18 +1,18 @@
 // sta-pool: detail::owner_mark — the one owner-thread check. Every object of the
 // library that belongs to one thread at a time holds one as a [[no_unique_address]]
-// member: a seed-mode pool (pool_state.hpp), an arena, a thread_heap, a lazy_slot, the
+// member: a seed-mode pool (pool/state.hpp), an arena, a thread_heap, a lazy_slot, the
 // count block of a local_ptr, an activation slot.
 //
 // In checked builds (STA_POOL_CHECKS) an owner_mark remembers the first thread that
-// touches its object and reports misuse (misuse.hpp), naming both threads, when another
+// touches its object and reports misuse (diag/misuse.hpp), naming both threads, when another
 // thread touches it; hand_over() forgets the owner so that the next thread to touch the
 // object owns it. In release builds it is an empty struct: it takes no room and every
 // function compiles to nothing.
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/misuse.hpp"
-#include "sta/detail/thread_identity.hpp"
+#include "sta/detail/diag/misuse.hpp"
+#include "sta/detail/os/thread_identity.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #if defined(_WIN32)
-#include "sta/detail/windows.hpp"
+#include "sta/detail/os/windows.hpp"
 #include <intrin.h>
 #elif defined(__linux__)
 #include <sys/syscall.h>

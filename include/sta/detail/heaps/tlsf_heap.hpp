@@ -31,22 +31,22 @@
 //
 // The thread rule: a heap is used by one thread at a time, no atomics, no locks. Checked
 // builds remember the first calling thread and abort, naming both threads, when another
-// one calls (detail/owner_mark.hpp).
+// one calls (detail/diag/owner_mark.hpp).
 //
 // Lifetime: the constructor is constexpr and the destructor trivial, so a heap can be
 // `constinit` and used from any global constructor or destructor (the pool owns one
 // that way). A heap therefore never unmaps by itself: chunks go back when their blocks
 // are freed (and trim()).
 //
-// Sanitizers (detail/hooks.hpp): the payload of a free block is poisoned, a live block
+// Sanitizers (detail/diag/tool_hooks.hpp): the payload of a free block is poisoned, a live block
 // has exactly its requested bytes unpoisoned; block and chunk headers stay accessible
 // (the heap reads them). An overrun of a request is caught even inside the block.
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/hooks.hpp"
-#include "sta/detail/owner_mark.hpp"
-#include "sta/detail/page_source.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/os/pages.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -238,7 +238,7 @@ class thread_heap {
     }
 
     /// The heap belongs to the next thread that calls it (checked builds forget the
-    /// owner; see detail/owner_mark.hpp). The caller makes sure the old owner is done.
+    /// owner; see detail/diag/owner_mark.hpp). The caller makes sure the old owner is done.
     void hand_over() noexcept {
         owner_.hand_over();
     }

@@ -2,7 +2,7 @@
 // on, a fresh pool per test, page sources that fail on demand.
 #pragma once
 
-#include "sta/detail/pool_checker.hpp"
+#include "pool_checker.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <gtest/gtest.h>
