@@ -179,7 +179,7 @@ TEST_F(ComActivation, ResolvesOnceThenCallsCreateInstanceDirectly) {
     {
         sta::com::activation_slot slot{clsid_counter};
         EXPECT_FALSE(slot.resolved());
-        EXPECT_EQ(slot.current().factory, static_cast<void*>(&slot)); // A1
+        EXPECT_EQ(slot.current().factory, static_cast<void*>(&slot)); // CA1
         EXPECT_EQ(calls.factory_add_ref, 0);                          // construction asks nothing
 
         IAdder* adder = nullptr;

@@ -65,7 +65,7 @@ TEST(LazySlot, FirstCallRewritesTheSlotToTheTarget) {
     fake_registry r;
     int_slot slot{&resolve_from_registry, "rewrite", &r};
     EXPECT_FALSE(slot.resolved());
-    EXPECT_EQ(slot.current().context, static_cast<void*>(&slot)); // S1
+    EXPECT_EQ(slot.current().context, static_cast<void*>(&slot)); // LS1
     (void)slot(0);
     EXPECT_TRUE(slot.resolved());
     EXPECT_EQ(slot.current().context, static_cast<void*>(&r));
@@ -136,7 +136,7 @@ TEST(LazySlot, ResolverCallingItsOwnSlotIsAnError) {
     EXPECT_THROW((void)h.slot(), sta::unresolved_slot);
 }
 
-// Guards S1: a resolver may not hand back the slot itself as the context (the slot
+// Guards LS1: a resolver may not hand back the slot itself as the context (the slot
 // would read as unresolved forever); it gets a clear error instead.
 TEST(LazySlot, ResolverReturningTheSlotAsContextIsAnError) {
     struct holder { // the slot is the first member: `this` of the holder is the slot

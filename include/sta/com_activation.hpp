@@ -92,11 +92,11 @@ class com_error : public std::runtime_error {
 };
 
 /// Invariants:
-///  A1  unresolved <=> factory_ == this and fn_ == resolve_and_create; the slot holds
-///      no reference.
-///  A2  resolved   <=> factory_ is an IClassFactory* on which the slot owns exactly one
-///      reference, and fn_ is that factory's vtable entry 3 (CreateInstance).
-///  A3  clsid_ and clsctx_ never change; *clsid_ outlives the slot.
+///  CA1  unresolved <=> factory_ == this and fn_ == resolve_and_create; the slot holds
+///       no reference.
+///  CA2  resolved   <=> factory_ is an IClassFactory* on which the slot owns exactly one
+///       reference, and fn_ is that factory's vtable entry 3 (CreateInstance).
+///  CA3  clsid_ and clsctx_ never change; *clsid_ outlives the slot.
 class activation_slot {
   public:
     /// IClassFactory::CreateInstance as a plain function: the factory first.
@@ -141,7 +141,7 @@ class activation_slot {
         if (!resolved())
             return;
         auto* f = static_cast<IClassFactory*>(factory_);
-        factory_ = this; // A1 before the Release, in case Release re-enters
+        factory_ = this; // CA1 before the Release, in case Release re-enters
         fn_ = &resolve_and_create;
         f->Release();
     }
@@ -160,7 +160,7 @@ class activation_slot {
     [[nodiscard]] words current() const noexcept { return {factory_, fn_}; }
 
   private:
-    /// The initial fn: `context` is the slot itself (A1).
+    /// The initial fn: `context` is the slot itself (CA1).
     static HRESULT STDMETHODCALLTYPE resolve_and_create(void* context, IUnknown* outer, REFIID riid,
                                                         void** ppv) {
         auto* self = static_cast<activation_slot*>(context);
@@ -181,7 +181,7 @@ class activation_slot {
             return hr;
         if (f == nullptr)
             return E_POINTER;
-        // The vtable is an array of function pointers; entry 3 is CreateInstance (A2).
+        // The vtable is an array of function pointers; entry 3 is CreateInstance (CA2).
         create_fn const* vtable = *reinterpret_cast<create_fn const* const*>(f);
         factory_ = f; // the rewrite: the reference CoGetClassObject gave us is the slot's
         fn_ = vtable[3];

@@ -56,12 +56,12 @@ template <class Signature>
 class lazy_slot;
 
 /// Invariants:
-///  S1  unresolved  <=> context_ == this; then fn_ is resolve_and_call (or, while the
-///      resolver runs, reentered). A resolved target never has the slot as context.
-///  S2  resolved    <=> context_ and fn_ are what the resolver returned, fn_ != nullptr;
-///      a call is fn_(context_, args...) and nothing else.
-///  S3  resolver_, name_ and resolver_data_ never change after construction (copies
-///      take them over as they are); name_ is never null.
+///  LS1  unresolved  <=> context_ == this; then fn_ is resolve_and_call (or, while the
+///       resolver runs, reentered). A resolved target never has the slot as context.
+///  LS2  resolved    <=> context_ and fn_ are what the resolver returned, fn_ != nullptr;
+///       a call is fn_(context_, args...) and nothing else.
+///  LS3  resolver_, name_ and resolver_data_ never change after construction (copies
+///       take them over as they are); name_ is never null.
 template <class R, class... Args>
 class lazy_slot<R(Args...)> {
   public:
@@ -134,7 +134,7 @@ class lazy_slot<R(Args...)> {
     [[nodiscard]] target current() const noexcept { return {context_, fn_}; }
 
   private:
-    /// The initial fn: `context` is the slot itself (S1).
+    /// The initial fn: `context` is the slot itself (LS1).
     static R resolve_and_call(void* context, Args... args) {
         const auto* self = static_cast<const lazy_slot*>(context);
         self->resolve_now();
@@ -163,7 +163,7 @@ class lazy_slot<R(Args...)> {
             throw unresolved_slot(name_, "the resolver found nothing");
         if (t.context == this)
             throw unresolved_slot(name_, "the resolver returned the slot itself as the context");
-        context_ = t.context; // S2: the rewrite
+        context_ = t.context; // LS2: the rewrite
         fn_ = t.fn;
     }
 

@@ -110,17 +110,17 @@ struct thread_heap_stats {
     and takes the head of the first non-empty list at or above it (two bit scans).
 
     Invariants (detail::check_thread_heap enforces them in tests):
-     H1  chunks_ is a doubly linked list of chunk_count_ chunks; their bytes sum to
-         bytes_mapped_.
-     H2  in every chunk the blocks tile [first block, sentinel) exactly: sizes are
-         multiples of 16 and at least min_block_bytes, each prev_phys is the block
-         before (the sentinel's is the last block).
-     H3  no two physically adjacent blocks are both free (neighbours merge on free).
-     H4  every free block is on exactly the list its size maps to, and nothing else is
-         on any list; the bitmaps say exactly which lists are non-empty.
-     H5  a chunk whose blocks are all free consists of one free block and is spare_;
-         spare_ is null or a chunk of chunk_bytes_.
-     H6  a live block's word2 is the size last asked for it (<= its payload).      */
+     TL1  chunks_ is a doubly linked list of chunk_count_ chunks; their bytes sum to
+          bytes_mapped_.
+     TL2  in every chunk the blocks tile [first block, sentinel) exactly: sizes are
+          multiples of 16 and at least min_block_bytes, each prev_phys is the block
+          before (the sentinel's is the last block).
+     TL3  no two physically adjacent blocks are both free (neighbours merge on free).
+     TL4  every free block is on exactly the list its size maps to, and nothing else is
+          on any list; the bitmaps say exactly which lists are non-empty.
+     TL5  a chunk whose blocks are all free consists of one free block and is spare_;
+          spare_ is null or a chunk of chunk_bytes_.
+     TL6  a live block's word2 is the size last asked for it (<= its payload).      */
 class thread_heap {
   public:
     static constexpr std::size_t alignment = 16;
