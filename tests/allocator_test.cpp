@@ -1,7 +1,7 @@
 // sta::allocator_adapter: the C++ allocator requirements, failure as exceptions,
 // alignment, and the pool really being the one underneath.
-#include "support/pool_test_support.hpp"
 #include "sta/allocator.hpp"
+#include "support/pool_test_support.hpp"
 
 #include <map>
 #include <memory>

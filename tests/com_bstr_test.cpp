@@ -4,8 +4,8 @@
 // leaks a block); Windows: oleaut32 (neither counted nor refusable) and the pool heap.
 // Narrow strings are UTF-8 on Linux and the ANSI code page on Windows, and comparisons
 // are ordinal on Linux and VarBstrCmp's (linguistic) on Windows: the tests say which.
-#include "support/bstr_test_support.hpp"
 #include "sta/com_bstr.hpp"
+#include "support/bstr_test_support.hpp"
 
 #include <climits>
 #include <memory>

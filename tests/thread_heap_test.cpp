@@ -2,8 +2,8 @@
 // checker (detail::check_thread_heap), plus one named test per edge case: coalescing
 // left / right / both, chunk release and the cached spare, realloc in place, out of
 // memory through a failing page source, huge sizes, misuse in checked builds.
-#include "support/thread_heap_checker.hpp"
 #include "sta/thread_heap.hpp"
+#include "support/thread_heap_checker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Per-thread pools (threads::per_thread, home/pool_home.hpp): every thread allocates from a
+// Per-thread pools (threads::per_thread, home/per_thread.hpp): every thread allocates from a
 // pool of its own; a block freed by another thread goes to its owner's inbox and back
 // to the owner's lists when the owner drains (refill); a pool whose thread ended is
 // parked and adopted by the next thread that needs one. The seed's thread rule

@@ -29,10 +29,10 @@
 // unpoisons exactly its bytes; a block going back to its source is cleared first.
 #pragma once
 
-#include "sta/detail/heaps/arena_block.hpp"
 #include "sta/detail/config.hpp"
-#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/heaps/arena_block.hpp"
 
 #include <bit>
 #include <cstddef>

@@ -6,7 +6,8 @@
 // threads) combination names one pool family, constant-initialised, so it works from
 // any global constructor or destructor.
 //
-// The thread rule, chosen by the Threads policy (detail/home/pool_home.hpp):
+// The thread rule, chosen by the Threads policy (detail/home/one_owner.hpp,
+// detail/home/per_thread.hpp):
 //   threads::per_thread (the default): every thread allocates from a pool of its own,
 //     with no atomics, locks or fences on its path; a block may be freed by any
 //     thread, and goes back to the pool it came from; a pool whose thread ended is
@@ -19,17 +20,18 @@
 // Memory is kept until the process ends: pages are never returned to the OS.
 #pragma once
 
-#include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/config.hpp"
+#include "sta/detail/dispatch/contract.hpp"
 #include "sta/detail/dispatch/inline_branch.hpp"
 #include "sta/detail/dispatch/self_rewriting_table.hpp"
-#include "sta/detail/layout/contract.hpp"
+#include "sta/detail/home/one_owner.hpp"
+#include "sta/detail/home/per_thread.hpp"
 #include "sta/detail/layout/shared_cursor.hpp"
 #include "sta/detail/layout/spans.hpp"
-#include "sta/detail/home/pool_home.hpp"
+#include "sta/detail/pool/checked_build.hpp"
+#include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
-#include "sta/detail/pool/size_class.hpp"
 
 #include <array>
 #include <bit>
@@ -51,14 +53,14 @@ namespace dispatch {
 /// between bump<N> and get<N> (see detail/dispatch/self_rewriting_table.hpp).
 struct self_rewriting_table {
     template <class Layout, class Threads, class Tag>
-    using engine = detail::table_engine<Layout, Threads, Tag>;
+    using engine = detail::self_rewriting_table_engine<Layout, Threads, Tag>;
 };
 
 /// "free list non-empty ? pop : bump", inlined at the call site
 /// (see detail/dispatch/inline_branch.hpp).
 struct inline_branch {
     template <class Layout, class Threads, class Tag>
-    using engine = detail::branch_engine<Layout, Threads, Tag>;
+    using engine = detail::inline_branch_engine<Layout, Threads, Tag>;
 };
 
 /// The policy of sta::memory_pool, chosen by measurement (docs/dispatch.md): fewer
@@ -300,7 +302,7 @@ class basic_memory_pool {
     static std::size_t page_bytes() noexcept { return engine::home::page_bytes(); }
 
     /// Per-thread pools: how many pools the family has made and parked, and the
-    /// segments all of them mapped (home/pool_home.hpp).
+    /// segments all of them mapped (home/per_thread.hpp).
     static detail::thread_pools_stats thread_pools() noexcept requires(per_thread) {
         return engine::home::stats();
     }
@@ -341,6 +343,11 @@ class basic_memory_pool {
   private:
     using core = typename engine::core;
     static_assert(detail::pool_engine<engine>, "the dispatch engine keeps the engine contract");
+    static_assert(
+        !per_thread ||
+            (detail::per_thread_pool_home<typename engine::home, typename engine::state_type> &&
+             detail::threaded_layout_core<core, typename engine::state_type>),
+        "a pool per thread needs a home that makes them and a layout that drains");
 
     // The hook sites of the pool: tools (detail/diag/tool_hooks.hpp), counters (STA_POOL_STATS)
     // and the checked registry (detail/pool/checked_build.hpp). In a release build without a tool

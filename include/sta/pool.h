@@ -14,7 +14,7 @@
  * heaps are drawn in detail/c_api/c_heaps.hpp. Either way sta_free ends in the pool's sized
  * free, so the sized C++ path pays nothing for this API.
  *
- *   shared cursor (STA_POOL_SPANS=0): c_heap. A header of
+ *   shared cursor (STA_POOL_SPANS=0): c_header_heap. A header of
  *     STA_POOL_C_HEADER_BYTES bytes in front of the pointer holds the requested size.
  *     Memory cost: the header, and the class rounding of (size + header): a 120-byte
  *     request takes a 128-byte block with the default 8-byte header, a 128-byte
@@ -39,9 +39,9 @@
  * any block (one from another thread's pool goes back to it); on the shared cursor the
  * pool belongs to the first thread that called it (C++ or C). A checked build
  * (STA_POOL_CHECKS, on unless NDEBUG) reports a call from another thread where that is
- * the rule, a double free, and a pointer that is no live block. With the header (c_heap, and blocks above 32 KiB on spans) a damaged header
- * shows as a size mismatch, and the block a report names is the header, p minus the
- * header size; a pooled block on spans is named by p itself.
+ * the rule, a double free, and a pointer that is no live block. With the header (c_header_heap, and
+ * blocks above 32 KiB on spans) a damaged header shows as a size mismatch, and the block a report
+ * names is the header, p minus the header size; a pooled block on spans is named by p itself.
  *
  * Edge cases, all defined here (both heaps):
  *   sta_malloc(0)            NULL (no block; C lets malloc(0) choose)
@@ -97,9 +97,9 @@ size_t sta_good_size(size_t size);
 namespace sta::detail {
 /// The span layout finds a block's class from its address; the seed's layout needs
 /// the header.
-using c_api_heap =
-    std::conditional_t<std::is_same_v<memory_pool::layout_policy, layout::spans>,
-                       c_span_heap<memory_pool>, c_heap<memory_pool, STA_POOL_C_HEADER_BYTES>>;
+using c_api_heap = std::conditional_t<std::is_same_v<memory_pool::layout_policy, layout::spans>,
+                                      c_span_heap<memory_pool>,
+                                      c_header_heap<memory_pool, STA_POOL_C_HEADER_BYTES>>;
 } // namespace sta::detail
 
 extern "C" void* sta_malloc(size_t size) {

@@ -1,9 +1,9 @@
 // The C API (sta/pool.h): malloc-style calls whose free has no size. Both heaps behind
-// it (detail/c_api/c_heaps.hpp) are tested on fresh pools: c_heap, with its per-block header,
-// on the shared-cursor layout with both header sizes (CHeap); c_span_heap, without a
-// header for pooled blocks, on the span layout with both dispatch policies
-// (CSpanHeap). The extern "C" functions themselves run on sta::memory_pool, from C++
-// and from C (c_api_from_c.c). Every fresh-pool test ends with the accounting checker.
+// it (detail/c_api/c_heaps.hpp) are tested on fresh pools: c_header_heap, with its per-block
+// header, on the shared-cursor layout with both header sizes (CHeap); c_span_heap, without a header
+// for pooled blocks, on the span layout with both dispatch policies (CSpanHeap). The extern "C"
+// functions themselves run on sta::memory_pool, from C++ and from C (c_api_from_c.c). Every
+// fresh-pool test ends with the accounting checker.
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
@@ -40,7 +40,7 @@ struct header_names {
     }
 };
 
-/// c_heap serves the seed's layout (pool.h): its tests run on that layout.
+/// c_header_heap serves the seed's layout (pool.h): its tests run on that layout.
 using cursor_variant = variant<sta::dispatch::default_policy, sta::layout::shared_cursor>;
 
 template <class Header>
@@ -50,7 +50,7 @@ TYPED_TEST_SUITE(CHeap, header_sizes, header_names);
 #define FRESH_HEAP                                                                                 \
     struct tag {};                                                                                 \
     using pool = fresh_pool<cursor_variant, tag>;                                                  \
-    using heap = sta::detail::c_heap<pool, TypeParam::value>;                                      \
+    using heap = sta::detail::c_header_heap<pool, TypeParam::value>;                               \
     [[maybe_unused]] constexpr std::size_t header = TypeParam::value
 
 template <class Pool>

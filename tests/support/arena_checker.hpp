@@ -5,8 +5,8 @@
 // problems. O(blocks). For tests, not production.
 #pragma once
 
-#include "sta/arena.hpp"
 #include "checker_report.hpp"
+#include "sta/arena.hpp"
 
 #include <cstdint>
 #include <string>

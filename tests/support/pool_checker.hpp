@@ -10,8 +10,8 @@
 #pragma once
 
 #include "checker_report.hpp"
-#include "sta/detail/layout/shared_cursor.hpp"
 #include "span_checker.hpp"
+#include "sta/detail/layout/shared_cursor.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -27,7 +27,7 @@
 //      at p - 16 holds its lead >= 16 (never 0, unlike CS2) and the one at p - 8 n;
 //      [p - lead, p - lead + os_round_up(lead + n)) is one OS mapping of its own.
 //
-// c_heap (pools of the shared-cursor layout), drawn below:
+// c_header_heap (pools of the shared-cursor layout), drawn below:
 // Each block carries the size its caller asked for in a header just in front of the
 // pointer the caller gets; free reads it and calls the pool's sized free. The pool
 // itself is untouched: its sized C++ path does not pay for this API.
@@ -48,11 +48,11 @@
 #pragma once
 
 #include "sta/detail/layout/spans.hpp"
-#include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/os/pages.hpp"
-#include "sta/detail/pool/state.hpp"
+#include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/size_class.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <cerrno>
 #include <cstddef>
@@ -62,7 +62,7 @@
 namespace sta::detail {
 
 /// What both C heaps share: the size a caller asked for, in the last 8 bytes of a
-/// `Header`-byte header in front of its pointer (c_heap's every block, c_span_heap's
+/// `Header`-byte header in front of its pointer (c_header_heap's every block, c_span_heap's
 /// blocks outside the spans), and malloc's failure.
 template <std::size_t Header>
 struct size_header {
@@ -136,7 +136,7 @@ struct aligned_os_block {
 };
 
 template <class Pool, std::size_t Header>
-struct c_heap : private size_header<Header> {
+struct c_header_heap : private size_header<Header> {
     static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
     static constexpr std::size_t header_bytes = Header;
     /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX

@@ -20,39 +20,39 @@
 namespace sta::detail {
 
 template <class Layout, class Threads, class Tag>
-class branch_engine {
+class inline_branch_engine {
   public:
     static constexpr const char* name = "sta::memory_pool<inline_branch>";
     using state_type = typename Layout::state;
-    using core = typename Layout::template core<branch_engine>;
-    /// Where the state lives: one for the program, or one per thread (home/pool_home.hpp).
-    using home = typename Threads::template home<state_type, branch_engine>;
+    using core = typename Layout::template core<inline_branch_engine>;
+    /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
+    using home = typename Threads::template home<state_type, inline_branch_engine>;
 
     STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }
 
     STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
-            return outside<branch_engine>::alloc(bytes);
+            return outside<inline_branch_engine>::alloc(bytes);
         return alloc_slot(pooled_slot_of_key(key));
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void* alloc() noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
-            return outside<branch_engine>::alloc(Bytes);
+            return outside<inline_branch_engine>::alloc(Bytes);
         else
             return alloc_slot(pooled_slot_of_key(Bytes - 1));
     }
     STA_FORCE_INLINE static void free(void* p, std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
-            return outside<branch_engine>::free(p, bytes);
+            return outside<inline_branch_engine>::free(p, bytes);
         core::release(pooled_slot_of_key(key), p);
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void free(void* p) noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
-            outside<branch_engine>::free(p, Bytes);
+            outside<inline_branch_engine>::free(p, Bytes);
         else
             core::release(pooled_slot_of_key(Bytes - 1), p);
     }

@@ -32,7 +32,7 @@
 namespace sta::detail {
 
 template <class Layout, class Threads, class Tag>
-class table_engine {
+class self_rewriting_table_engine {
   public:
     using alloc_fn = void* (*)(std::size_t bytes) noexcept;
     using free_fn = void (*)(void* p, std::size_t bytes) noexcept;
@@ -41,9 +41,9 @@ class table_engine {
         std::array<alloc_fn, slot_count> alloc_table = initial_alloc_row();
         std::array<free_fn, slot_count> free_table = initial_free_row();
     };
-    using core = typename Layout::template core<table_engine>;
-    /// Where the state lives: one for the program, or one per thread (home/pool_home.hpp).
-    using home = typename Threads::template home<state_type, table_engine>;
+    using core = typename Layout::template core<self_rewriting_table_engine>;
+    /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
+    using home = typename Threads::template home<state_type, self_rewriting_table_engine>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
 
@@ -88,16 +88,16 @@ class table_engine {
         auto row = alloc_row(all_slots{}, false);
         for (std::uint32_t slot = 0; slot < slot_count; ++slot)
             if (!is_pooled_slot(slot))
-                row[slot] =
-                    slot == 0 ? &outside<table_engine>::alloc : &next_tiers<table_engine>::alloc;
+                row[slot] = slot == 0 ? &outside<self_rewriting_table_engine>::alloc
+                                      : &next_tiers<self_rewriting_table_engine>::alloc;
         return row;
     }
     static constexpr std::array<free_fn, slot_count> initial_free_row() noexcept {
         auto row = free_row(all_slots{});
         for (std::uint32_t slot = 0; slot < slot_count; ++slot)
             if (!is_pooled_slot(slot))
-                row[slot] =
-                    slot == 0 ? &outside<table_engine>::free : &next_tiers<table_engine>::free;
+                row[slot] = slot == 0 ? &outside<self_rewriting_table_engine>::free
+                                      : &next_tiers<self_rewriting_table_engine>::free;
         return row;
     }
 

@@ -15,7 +15,7 @@
 //   realloc shrinking one:  the tail it gives up is kept
 //   a new pool segment:     everything kept is unmapped first, so that memory kept for
 //                           big blocks never sits beside new memory for small ones
-//   the thread ends:        everything kept is unmapped (home/pool_home.hpp parks the state)
+//   the thread ends:        everything kept is unmapped (home/per_thread.hpp parks the state)
 //
 // Each pool state keeps its own (the freeing thread's): no lock, and fork() leaves the
 // child's intact. Linux (the drop-in's platform): part of a mapping is unmapped or

@@ -44,8 +44,8 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/diag/owner_mark.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/os/pages.hpp"
 
 #include <bit>

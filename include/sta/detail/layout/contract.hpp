@@ -1,14 +1,14 @@
-// sta-pool: the contract between the layers of a pool, checked by the compiler.
+// sta-pool: what a layout gives a dispatch engine, checked by the compiler.
 //
-//   basic_memory_pool<Dispatch, Tag, Layout>      the public API, hooks, checks
-//     engine  = Dispatch::engine<Layout, Tag>     the fast path: size -> slot -> block
-//       core  = Layout::core<engine>              where blocks live: lists, cursors,
-//                                                 refills, the slow paths
+//   basic_memory_pool<Dispatch, Tag, Layout, Threads>   the public API, hooks, checks
+//     engine = Dispatch::engine<Layout, Threads, Tag>   the fast path: size -> slot -> block
+//       home = Threads::home<state, engine>             where the state lives (home/contract.hpp)
+//       core = Layout::core<engine>                     where blocks live: lists, cursors,
+//                                                       refills, the slow paths
 //
-// A dispatch engine owns the pool's constinit state (the layout's state, plus what
-// the dispatch needs, e.g. the table policy's tables) and reaches memory only through
-// its layout core's fields and functions below. A layout core never sees a size
-// class computed any other way than detail/pool/size_class.hpp computes it.
+// A layout core reaches its state through the engine's home and gives the engine the
+// fields and functions below (the engine's own contract: dispatch/contract.hpp). It
+// never sees a size class computed any other way than pool/size_class.hpp computes it.
 #pragma once
 
 #include "sta/detail/pool/state.hpp"
@@ -55,6 +55,16 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
     noexcept->std::same_as<std::ptrdiff_t>;
 };
 
+/// A layout whose blocks know their owner, for per-thread pools: blocks other threads
+/// freed into a state's inbox are taken back by `drain` (the state's owner only; true
+/// when there were any), which the home calls when a thread adopts a state and the heap
+/// tier before it allocates.
+template <class Core, class State>
+concept threaded_layout_core = layout_core<Core> && requires(State& st) {
+    { Core::drain(st) }
+    noexcept->std::same_as<bool>;
+};
+
 /// A layout policy: its state (constant-initialisable, never destroyed) and its core.
 template <class Layout>
 concept pool_layout = requires {
@@ -63,23 +73,5 @@ concept pool_layout = requires {
 }
 &&std::derived_from<typename Layout::state, pool_state>&&
     std::is_trivially_destructible_v<typename Layout::state>;
-
-/// What basic_memory_pool needs of a dispatch engine.
-template <class Engine>
-concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
-    { Engine::name } -> std::convertible_to<const char*>;
-    requires std::derived_from<std::remove_reference_t<decltype(Engine::state())>, pool_state>;
-    { Engine::alloc(bytes) }
-    noexcept->std::same_as<void*>;
-    { Engine::free(p, bytes) }
-    noexcept->std::same_as<void>;
-    { Engine::push(slot, p) }
-    noexcept->std::same_as<void>;
-    { Engine::alloc_slot(slot) }
-    noexcept->std::same_as<void*>;
-    { Engine::slot_serves_list(slot) }
-    noexcept->std::same_as<bool>;
-    requires layout_core<typename Engine::core>;
-};
 
 } // namespace sta::detail

@@ -54,7 +54,7 @@
 //  S8  A span whose blocks are all free (used == 0) is clean, unless it is current.
 //  S9  Every span's owner is the state that mapped its segment, from then on: a state
 //      never gives a segment away (a per-thread state whose thread ended is adopted
-//      whole by a later thread, home/pool_home.hpp), so the owner of a block never changes
+//      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
 //      while the block is live.
 //  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
 //      the span's owner. A block freed by another thread goes to the owner's inbox
@@ -64,9 +64,9 @@
 
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
+#include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
-#include "sta/detail/pool/segment_map.hpp"
 
 #include <array>
 #include <bit>

@@ -1,5 +1,5 @@
 // sta-pool: run a function when the calling thread ends — what a per-thread pool uses
-// to park its state (home/pool_home.hpp).
+// to park its state (home/per_thread.hpp).
 //
 // Linux (and mingw's winpthreads): a pthread key with a destructor. glibc runs key
 // destructors after the thread's C++ thread_local destructors, so a thread_local

@@ -23,10 +23,10 @@
 // any of this (basic_memory_pool's hook sites are `if constexpr` on the switch).
 #pragma once
 
-#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/diag/misuse.hpp"
-#include "sta/detail/pool/state.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/pool/size_class.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <cstring>
 #include <mutex>

@@ -20,8 +20,8 @@
 
 #include "sta/detail/config.hpp"
 #include "sta/detail/os/pages.hpp"
-#include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/size_class.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,16 +3,16 @@
 // A pool's state is a constant-initialised struct: this common part, extended by the
 // layout (layout/shared_cursor.hpp, layout/spans.hpp) and, for the table dispatch, by
 // its two tables. A seed-mode pool has one for the program, a per-thread pool one per
-// thread (home/pool_home.hpp says where they live). Nothing in it needs a constructor to
+// thread (home/per_thread.hpp says where they live). Nothing in it needs a constructor to
 // run, so a pool works from any global constructor.
 #pragma once
 
 #include "sta/detail/config.hpp"
-#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/diag/owner_mark.hpp"
-#include "sta/detail/os/pages.hpp"
+#include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/heaps/private_heap.hpp"
 #include "sta/detail/heaps/retained_mappings.hpp"
+#include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
 #include <atomic>
@@ -65,7 +65,7 @@ struct pool_state {
     void* checked = nullptr; // seed mode, checked builds: the registry of live blocks
     /// The tier above 32 KiB (pool/next_tiers.hpp): each pool state has its own.
     private_heap heap{};
-    // ---- per-thread pools only (home/pool_home.hpp) ----
+    // ---- per-thread pools only (home/per_thread.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
     pool_state* next_parked = nullptr; // the family's parked list (H1)
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).

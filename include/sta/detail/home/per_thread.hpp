@@ -1,10 +1,5 @@
-// sta-pool: where a pool's state lives, and so which threads may call it — the two
-// thread policies (sta::threads in memory_pool.hpp chooses between them).
-//
-// one_owner_home — the seed's mode. One constant-initialised state per (dispatch,
-//   layout, tag) for the whole program. The first thread that calls owns it; checked
-//   builds report a call from any other thread (diag/owner_mark.hpp), release builds do not
-//   look. No atomics, no locks anywhere.
+// sta-pool: a pool per thread (sta::threads::per_thread in memory_pool.hpp; the seed's
+// single pool is home/one_owner.hpp).
 //
 // per_thread_home — every thread its own pool. Each thread reaches its state through
 //   one thread-local pointer; on the owner's path that is the only difference from
@@ -32,17 +27,18 @@
 //   is always valid; threads that come and go reuse the same few states.
 //
 //   Invariants:
-//   H1  current_ of a thread is idle_ or a state no other thread's current_ points at;
+//   PH1 current_ of a thread is idle_ or a state no other thread's current_ points at;
 //       a parked state is on the parked list and no thread's current_.
-//   H2  idle_ is never written after constant initialisation.
-//   H3  made_ counts every state ever made, parked or not; none is ever destroyed.
+//   PH2 idle_ is never written after constant initialisation.
+//   PH3 made_ counts every state ever made, parked or not; none is ever destroyed.
 #pragma once
 
-#include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/config.hpp"
+#include "sta/detail/home/contract.hpp"
 #include "sta/detail/os/pages.hpp"
-#include "sta/detail/pool/state.hpp"
 #include "sta/detail/os/thread_exit.hpp"
+#include "sta/detail/pool/checked_build.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -50,13 +46,6 @@
 #include <thread>
 
 namespace sta::detail {
-
-/// What a per-thread pool family has made, for tests and reports.
-struct thread_pools_stats {
-    std::size_t pools_made = 0;      ///< states ever made (each a thread's pool at some time)
-    std::size_t pools_parked = 0;    ///< states whose thread ended, waiting for a new thread
-    std::size_t segments_mapped = 0; ///< OS mappings made by all of them together
-};
 
 /// The lock of a per-thread family's lists: held for a few instructions when a thread
 /// adopts or parks a state, never on an allocation or a free.
@@ -79,31 +68,7 @@ struct spin_guard {
     spin_lock& l_;
 };
 
-template <class State, class Owner>
-struct one_owner_home {
-    static constexpr bool threaded = false;
-
-    STA_FORCE_INLINE static State& state() noexcept { return through_register(state_); }
-    /// The state to write to: there is only one.
-    STA_FORCE_INLINE static State* own() noexcept { return &through_register(state_); }
-    STA_FORCE_INLINE static void check_thread() noexcept {
-        state_.owner.check(Owner::name, "", "the pool");
-    }
-
-    static std::size_t page_bytes() noexcept { return state_.page_bytes; }
-    static void set_page_bytes(std::size_t bytes) noexcept { state_.page_bytes = bytes; }
-    static bool holds_memory() noexcept {
-        return state_.pages_mapped != 0 || state_.heap.holds_memory();
-    }
-    static void segment_mapped() noexcept {}
-    static void heap_used() noexcept {}
-    static checked_registry& registry() noexcept { return registry_of(state_); }
-
-  private:
-    static constinit inline State state_{};
-};
-
-template <class State, class Owner>
+template <class State, class Engine>
 struct per_thread_home {
     static constexpr bool threaded = true;
 
@@ -182,11 +147,11 @@ struct per_thread_home {
         s->next_parked = nullptr;
         current_ = s;
         (void)call_at_thread_exit<&thread_ended>(s); // without a slot the state stays ours
-        (void)Owner::core::drain(*s);                // what was freed into it while it was parked
+        (void)Engine::core::drain(*s);               // what was freed into it while it was parked
         return s;
     }
 
-    /// A new state in memory of its own from the OS, counted in made_ (H3).
+    /// A new state in memory of its own from the OS, counted in made_ (PH3).
     static State* make() noexcept {
         constexpr std::size_t bytes = (sizeof(State) + 4095) & ~std::size_t{4095};
         void* const memory = os_map_pages(bytes);
@@ -201,7 +166,7 @@ struct per_thread_home {
         return s;
     }
 
-    /// The thread that owned `p` ends: park its state (H1). The big blocks' pages it
+    /// The thread that owned `p` ends: park its state (PH1). The big blocks' pages it
     /// kept for its thread's next requests (heaps/retained_mappings.hpp) go back to the OS: a
     /// parked state has no thread to make them.
     static void thread_ended(void* p) noexcept {
@@ -215,7 +180,7 @@ struct per_thread_home {
         parked_ = s;
     }
 
-    static constinit inline State idle_{}; // H2
+    static constinit inline State idle_{}; // PH2
     STA_TLS_MODEL static constinit inline thread_local State* current_ = &idle_;
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
