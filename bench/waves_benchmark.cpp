@@ -105,7 +105,7 @@ void print_stats(const std::string& alloc, int wave) {
         return;
     const sta::pool_stats st = alloc == "sta-spans" ? spans_pool::stats() : cursor_pool::stats();
     std::fprintf(stderr, "  wave %d: %zu mappings, %zu spans in use, %zu clean, %zu B in use\n",
-                 wave, st.pages_mapped, st.spans_in_use, st.spans_clean, st.bytes_in_use);
+                 wave, st.mappings, st.spans_in_use, st.spans_clean, st.bytes_in_use);
 }
 
 void print_wave(const char* workload, const std::string& alloc, int wave, double seconds) {

@@ -103,6 +103,6 @@ int main(int argc, char** argv) {
     std::printf("  sta::allocator (memory_pool):  %9.1f us   (%.2fx)\n", t_sta, t_std / t_sta);
     std::printf("pool afterwards: %zu pages of %zu KiB, %zu bytes in use, %zu bytes free "
                 "for reuse\n",
-                s.pages_mapped, s.page_bytes / 1024, s.bytes_in_use, s.bytes_free);
+                s.mappings, s.mapping_bytes / 1024, s.bytes_in_use, s.bytes_free);
     return 0;
 }

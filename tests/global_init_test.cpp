@@ -23,7 +23,7 @@ TEST(GlobalInit, GlobalInAnotherTranslationUnitAllocatedBeforeMain) {
     ASSERT_NE(raw, nullptr);
     for (int i = 0; i < 100; ++i)
         ASSERT_EQ(raw[i], 0x42);
-    EXPECT_GE(sta::memory_pool::stats().pages_mapped, 1u);
+    EXPECT_GE(sta::memory_pool::stats().mappings, 1u);
 }
 
 } // namespace

@@ -89,7 +89,7 @@ TYPED_TEST(MemoryPool, SizesAbove32KiBLeaveThePool) {
     std::memset(large, 0xA5, 3 << 20);
     // Only the pooled block is in a page: the tiling holds without the other two.
     expect_tiled<pool>({{pooled, 32768}, {next_tier, 32769}, {large, 3 << 20}});
-    EXPECT_EQ(pool::stats().pages_mapped, 1u);
+    EXPECT_EQ(pool::stats().mappings, 1u);
     pool::free(next_tier, 32769);
     pool::free(large, 3 << 20);
     pool::free(pooled, 32768);
@@ -115,7 +115,7 @@ TYPED_TEST(MemoryPool, MidSizesGoToThePrivateHeapAndFreezeThePageSize) {
     EXPECT_THROW(pool::set_page_bytes(512 * 1024), std::logic_error);
     pool::free(mid, 700 * 1024);
     pool::free(big, 600 * 1024);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards the 4 GiB truncation end to end: a huge request must fail cleanly (or be
@@ -125,7 +125,7 @@ TYPED_TEST(MemoryPool, HugeSizesFailCleanlyWithNullptr) {
     EXPECT_EQ(pool::alloc(std::size_t{1} << 62), nullptr);
     EXPECT_EQ(pool::alloc(~std::size_t{0}), nullptr);
     EXPECT_EQ(pool::alloc(~std::size_t{0} - 7), nullptr);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u) << "a huge size reached a pooled class";
+    EXPECT_EQ(pool::stats().mappings, 0u) << "a huge size reached a pooled class";
 }
 
 // Guards out-of-memory: nullptr from every entry point, and the pool stays usable.
@@ -326,7 +326,7 @@ TYPED_TEST(SharedCursorLayout, PageExhaustionCarvesTheTailIntoFreeLists) {
     pool::set_page_bytes(256 * 1024);
     std::vector<held_block> held;
     held.push_back({pool::alloc(16), 16});
-    while (pool::stats().pages_mapped < 2)
+    while (pool::stats().mappings < 2)
         held.push_back({pool::alloc(32768), 32768});
     const sta::pool_stats s = pool::stats();
     // The first page's tail (256 KiB - 16 - 7 x 32 KiB) now sits on the free lists.
@@ -409,7 +409,7 @@ TYPED_TEST(SharedCursorLayout, StatsReportFreeListsAndBytesInUse) {
     void* c = pool::alloc(5); // 8 B class: the rest of its run of 16 is on the list
     pool::free(a, 100);
     sta::pool_stats s = pool::stats();
-    EXPECT_EQ(s.pages_mapped, 1u);
+    EXPECT_EQ(s.mappings, 1u);
     EXPECT_EQ(s.bytes_reserved, pool::page_bytes());
     EXPECT_EQ(s.classes[4].block_bytes, 128u);
     EXPECT_EQ(s.classes[4].free_blocks, 1u);

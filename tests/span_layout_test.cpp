@@ -165,14 +165,14 @@ TYPED_TEST(SpanLayout, MemoryFreedInOneClassServesAnother) {
     blocks.reserve(phase_bytes / 16);
     for (std::size_t i = 0; i < phase_bytes / 16; ++i)
         blocks.push_back(pool::template alloc<16>());
-    const std::size_t first_phase = pool::stats().pages_mapped;
+    const std::size_t first_phase = pool::stats().mappings;
     for (void* p : blocks)
         pool::template free<16>(p);
     EXPECT_EQ(pool::stats().spans_in_use, 1u); // the 16 B class's current span
     blocks.clear();
     for (std::size_t i = 0; i < phase_bytes / 1024; ++i)
         blocks.push_back(pool::template alloc<1024>());
-    const std::size_t second_phase = pool::stats().pages_mapped;
+    const std::size_t second_phase = pool::stats().mappings;
     EXPECT_LE(second_phase * 100, first_phase * 102)
         << first_phase << " segments after the first phase, " << second_phase
         << " after the second";
@@ -228,8 +228,8 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     void* c = pool::alloc(5); // 8 B class
     pool::free(a, 100);
     const sta::pool_stats s = pool::stats();
-    EXPECT_EQ(s.pages_mapped, 1u);
-    EXPECT_EQ(s.page_bytes, sta::detail::segment_bytes);
+    EXPECT_EQ(s.mappings, 1u);
+    EXPECT_EQ(s.mapping_bytes, sta::detail::segment_bytes);
     EXPECT_EQ(s.spans_in_use, 2u);
     EXPECT_EQ(s.spans_clean, sta::detail::spans_per_segment - 2);
     EXPECT_EQ(s.bytes_in_use, 128u + 8u);

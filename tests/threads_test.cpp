@@ -14,7 +14,7 @@
 #include "support/pool_test_support.hpp"
 
 #include "sta/containers.hpp"
-#include "sta/detail/c_api/c_heaps.hpp"
+#include "sta/detail/c_api/span_heap.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -30,6 +30,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/diag/bad_argument.hpp"
 #include "sta/detail/diag/owner_mark.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/heaps/arena_block.hpp"
@@ -97,7 +98,7 @@ struct arena_mark {
 class arena {
   public:
     static constexpr std::size_t default_block_bytes = std::size_t{64} * 1024;
-    static constexpr std::size_t min_block_bytes = detail::arena_os_page_bytes;
+    static constexpr std::size_t min_block_bytes = detail::os_page_bytes;
     static constexpr std::size_t max_block_bytes = std::size_t{1} << 30;
     static constexpr std::size_t default_align = alignof(std::max_align_t);
 
@@ -106,12 +107,8 @@ class arena {
     explicit arena(std::size_t block_bytes = default_block_bytes, arena_block_source source = {})
         : block_bytes_(block_bytes), source_(source) {
         const std::string where = "sta::arena(" + std::to_string(block_bytes) + "): ";
-        if (block_bytes < min_block_bytes)
-            throw std::invalid_argument(where + "block size below the minimum of 4096 bytes");
-        if (block_bytes > max_block_bytes)
-            throw std::invalid_argument(where + "block size above the maximum of 1 GiB");
-        if (!std::has_single_bit(block_bytes))
-            throw std::invalid_argument(where + "block size not a power of two");
+        detail::require_power_of_two_within(where, "the block size", block_bytes, min_block_bytes,
+                                            max_block_bytes);
     }
 
     arena(const arena&) = delete;
@@ -259,7 +256,7 @@ class arena {
         if (!std::has_single_bit(align))
             return nullptr;
         constexpr std::size_t header = detail::arena_block_header_bytes;
-        constexpr std::size_t page = detail::arena_os_page_bytes;
+        constexpr std::size_t page = detail::os_page_bytes;
         // Where the request starts in a fresh mapping, as an upper bound.
         const std::size_t offset = align <= page ? (align < header ? header : align)
                                                  : header + align; // aligned at run time
@@ -275,7 +272,7 @@ class arena {
     }
 
     void* allocate_dedicated(std::size_t want, std::size_t align, std::size_t offset) noexcept {
-        constexpr std::size_t page = detail::arena_os_page_bytes;
+        constexpr std::size_t page = detail::os_page_bytes;
         const std::size_t bytes = (offset + want + page - 1) & ~(page - 1);
         auto* b = static_cast<detail::arena_block*>(source_.map(bytes));
         if (b == nullptr)

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/diag/bad_argument.hpp"
 #include "sta/detail/dispatch/contract.hpp"
 #include "sta/detail/dispatch/inline_branch.hpp"
 #include "sta/detail/dispatch/self_rewriting_table.hpp"
@@ -248,16 +249,11 @@ class basic_memory_pool {
         }
         // Between classes or tiers: move. A shrink from above 32 KiB into the pool
         // moves too, because the sized free must find the block where its size says.
-        void* q = alloc(new_bytes);
-        if (q == nullptr) {
-            if (old_pooled && new_bytes < old_bytes) // a pooled shrink does not fail
-                return resized_in_place(p, old_bytes, new_bytes,
-                                        core::class_bytes_of_block(p, old_bytes));
-            return nullptr;
-        }
-        std::memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
-        free(p, old_bytes);
-        return q;
+        const std::size_t usable = old_pooled ? core::class_bytes_of_block(p, old_bytes) : 0;
+        void* const q = detail::move_or_keep_shrunk(
+            p, old_bytes, usable, new_bytes, [new_bytes] { return alloc(new_bytes); },
+            [p, old_bytes] { free(p, old_bytes); });
+        return q == p ? resized_in_place(p, old_bytes, new_bytes, usable) : q; // kept: a shrink
     }
 
     /// Choose the page size, once, before the first allocation. A power of two in
@@ -269,12 +265,8 @@ class basic_memory_pool {
         if (engine::home::holds_memory())
             throw std::logic_error(where + "the pool has already mapped a page; the page size "
                                            "is chosen once, before the first allocation");
-        if (bytes < min_page_bytes)
-            throw std::invalid_argument(where + "below the minimum of 262144 bytes (256 KiB)");
-        if (bytes > max_page_bytes)
-            throw std::invalid_argument(where + "above the maximum of 1073741824 bytes (1 GiB)");
-        if (!std::has_single_bit(bytes))
-            throw std::invalid_argument(where + "not a power of two");
+        detail::require_power_of_two_within(where, "the page size", bytes, min_page_bytes,
+                                            max_page_bytes);
         engine::home::set_page_bytes(bytes);
     }
 

@@ -11,8 +11,8 @@
  *
  * How a block finds its size depends on sta::memory_pool's layout
  * (sta::layout::default_layout, chosen by STA_POOL_SPANS in detail/config.hpp); both
- * heaps are drawn in detail/c_api/c_heaps.hpp. Either way sta_free ends in the pool's sized
- * free, so the sized C++ path pays nothing for this API.
+ * heaps are drawn in detail/c_api/header_heap.hpp and span_heap.hpp. Either way sta_free ends in
+ * the pool's sized free, so the sized C++ path pays nothing for this API.
  *
  *   shared cursor (STA_POOL_SPANS=0): c_header_heap. A header of
  *     STA_POOL_C_HEADER_BYTES bytes in front of the pointer holds the requested size.
@@ -89,7 +89,8 @@ size_t sta_good_size(size_t size);
 #endif
 
 #if defined(__cplusplus) && defined(STA_POOL_C_IMPLEMENTATION)
-#include "sta/detail/c_api/c_heaps.hpp"
+#include "sta/detail/c_api/header_heap.hpp"
+#include "sta/detail/c_api/span_heap.hpp"
 #include "sta/memory_pool.hpp"
 
 #include <type_traits>

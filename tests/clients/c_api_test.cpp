@@ -1,9 +1,9 @@
 // The C API (sta/pool.h): malloc-style calls whose free has no size. Both heaps behind
-// it (detail/c_api/c_heaps.hpp) are tested on fresh pools: c_header_heap, with its per-block
-// header, on the shared-cursor layout with both header sizes (CHeap); c_span_heap, without a header
-// for pooled blocks, on the span layout with both dispatch policies (CSpanHeap). The extern "C"
-// functions themselves run on sta::memory_pool, from C++ and from C (c_api_from_c.c). Every
-// fresh-pool test ends with the accounting checker.
+// it (detail/c_api/header_heap.hpp, span_heap.hpp) are tested on fresh pools: c_header_heap, with
+// its per-block header, on the shared-cursor layout with both header sizes (CHeap); c_span_heap,
+// without a header for pooled blocks, on the span layout with both dispatch policies (CSpanHeap).
+// The extern "C" functions themselves run on sta::memory_pool, from C++ and from C
+// (c_api_from_c.c). Every fresh-pool test ends with the accounting checker.
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
@@ -73,7 +73,7 @@ held_block held(void* p) {
 TYPED_TEST(CHeap, MallocZeroReturnsNull) {
     FRESH_HEAP;
     EXPECT_EQ(heap::malloc(0), nullptr);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards the size + header overflow: a huge request must fail, not wrap to a tiny block.
@@ -98,7 +98,7 @@ TYPED_TEST(CHeap, FreeOfNullDoesNothing) {
     FRESH_HEAP;
     heap::free(nullptr);
     EXPECT_EQ(heap::usable_size(nullptr), 0u);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards realloc(NULL, n): it is malloc(n), with a header.
@@ -376,7 +376,7 @@ std::size_t stored_size(const void* p) {
 TYPED_TEST(CSpanHeap, MallocZeroReturnsNull) {
     FRESH_SPAN_HEAP;
     EXPECT_EQ(heap::malloc(0), nullptr);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards the overflow of size + header on the big path: a huge request fails with
@@ -415,7 +415,7 @@ TYPED_TEST(CSpanHeap, FreeOfNullDoesNothing) {
     FRESH_SPAN_HEAP;
     heap::free(nullptr);
     EXPECT_EQ(heap::usable_size(nullptr), 0u);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards realloc(NULL, n): it is malloc(n), pooled and big.
@@ -571,7 +571,7 @@ TYPED_TEST(CSpanHeap, BigBlocksKeepTheirSizeInAHeader) {
         std::memset(p, 0x3C, bytes);
         blocks.push_back(p);
     }
-    EXPECT_EQ(pool::stats().pages_mapped, 0u); // nothing of this is pooled
+    EXPECT_EQ(pool::stats().mappings, 0u); // nothing of this is pooled
     for (void* p : blocks)
         heap::free(p);
     EXPECT_EQ(tiled<pool>({}), "");

@@ -67,7 +67,7 @@ TEST(LuaHost, FreeOfNullAllocatesNothing) {
     FRESH_HOST;
     EXPECT_EQ(lua_alloc(nullptr, 0, 0), nullptr);
     EXPECT_EQ(lua_alloc(nullptr, LUA_TSTRING, 0), nullptr);
-    EXPECT_EQ(pool::stats().pages_mapped, 0u);
+    EXPECT_EQ(pool::stats().mappings, 0u);
 }
 
 // Guards "a shrink never fails": from above 32 KiB into a class with no page to be

@@ -218,7 +218,7 @@ class program {
         if (since++ % 16 != 0)
             return;
         const sta::pool_stats stats = Pool::stats();
-        const std::size_t period = 1 + stats.pages_mapped * stats.page_bytes / check_bytes;
+        const std::size_t period = 1 + stats.mappings * stats.mapping_bytes / check_bytes;
         static std::size_t turn = 0;
         if (turn++ % period != 0)
             return;

@@ -10,8 +10,7 @@ int main() {
         names.emplace_back("consumer");
     void* p = sta::memory_pool::alloc(24);
     sta::memory_pool::free(p, 24);
-    const bool ok =
-        names.size() == 100 && p != nullptr && sta::memory_pool::stats().pages_mapped == 1;
+    const bool ok = names.size() == 100 && p != nullptr && sta::memory_pool::stats().mappings == 1;
     std::puts(ok ? "consumer ok" : "consumer FAILED");
     return ok ? 0 : 1;
 }

@@ -40,9 +40,9 @@ inline std::string check_arena(const arena& a) {
             }
             dedicated += is_dedicated;
             reserved += b->bytes;
-            if (reinterpret_cast<std::uintptr_t>(b) % arena_os_page_bytes != 0)
+            if (reinterpret_cast<std::uintptr_t>(b) % os_page_bytes != 0)
                 fail(std::string("B1: a ") + which + " block is not 4096-aligned");
-            if (is_dedicated ? b->bytes % arena_os_page_bytes != 0 : b->bytes != a.block_bytes_)
+            if (is_dedicated ? b->bytes % os_page_bytes != 0 : b->bytes != a.block_bytes_)
                 fail(std::string("B1/A2: a ") + which + " block has " + std::to_string(b->bytes) +
                      " bytes");
             if (b->serial >= previous)

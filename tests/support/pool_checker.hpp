@@ -35,8 +35,8 @@ std::string check_shared_cursor(std::span<const held_block> held) {
     // I1: the page list.
     std::size_t page_count = 0;
     for (const page_header* p = s.pages; p != nullptr; p = p->older) {
-        if (++page_count > s.pages_mapped) {
-            fail("I1: the page list is longer than pages_mapped (a cycle?)");
+        if (++page_count > s.mappings) {
+            fail("I1: the page list is longer than mappings (a cycle?)");
             break;
         }
         const auto b = reinterpret_cast<std::uintptr_t>(page_begin(p, s.page_bytes));
@@ -44,9 +44,9 @@ std::string check_shared_cursor(std::span<const held_block> held) {
             fail("I1: the header " + hex(p) + " does not follow its page's page_bytes");
         pages.push_back({b, b + s.page_bytes, "page"});
     }
-    if (page_count != s.pages_mapped)
-        fail("I1: " + std::to_string(page_count) + " pages listed, pages_mapped says " +
-             std::to_string(s.pages_mapped));
+    if (page_count != s.mappings)
+        fail("I1: " + std::to_string(page_count) + " pages listed, mappings says " +
+             std::to_string(s.mappings));
 
     // I2: the bump range.
     const auto cursor = reinterpret_cast<std::uintptr_t>(s.cursor);
@@ -61,7 +61,7 @@ std::string check_shared_cursor(std::span<const held_block> held) {
         pieces.push_back({cursor, end, "bump range"});
 
     // I4 and T1: the free lists.
-    const std::size_t max_blocks = s.pages_mapped * s.page_bytes / min_class_bytes + 1;
+    const std::size_t max_blocks = s.mappings * s.page_bytes / min_class_bytes + 1;
     for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
         if (s.heads[slot] == nullptr)
             continue;

@@ -34,8 +34,8 @@ std::string check_spans(std::span<const held_block> held) {
     // S1: the segments.
     std::size_t segments = 0;
     for (const segment* seg = s.segments; seg != nullptr; seg = seg->older) {
-        if (++segments > s.pages_mapped) {
-            fail("S1: the segment list is longer than pages_mapped (a cycle?)");
+        if (++segments > s.mappings) {
+            fail("S1: the segment list is longer than mappings (a cycle?)");
             break;
         }
         if (reinterpret_cast<std::uintptr_t>(seg) % segment_bytes != 0)
@@ -50,8 +50,8 @@ std::string check_spans(std::span<const held_block> held) {
     // accounts for live blocks, so it runs with the inbox empty.
     if (s.inbox.head.load(std::memory_order_acquire) != nullptr)
         fail("S10: the inbox holds blocks sent home by other threads (not drained yet)");
-    if (segments != s.pages_mapped)
-        fail("S1: " + num(segments) + " segments listed, pages_mapped says " + num(s.pages_mapped));
+    if (segments != s.mappings)
+        fail("S1: " + num(segments) + " segments listed, mappings says " + num(s.mappings));
 
     // S3: the lists name the roles.
     std::size_t on_clean = 0, clean = 0;

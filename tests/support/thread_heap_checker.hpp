@@ -42,8 +42,8 @@ inline std::string check_thread_heap(const thread_heap& h, std::span<const threa
         if (c->prev != previous)
             fail("TL1: chunk " + hex(c) + " has a wrong prev link");
         mapped += c->bytes;
-        if (reinterpret_cast<std::uintptr_t>(c) % thread_heap::os_page_bytes != 0 ||
-            c->bytes % thread_heap::os_page_bytes != 0)
+        if (reinterpret_cast<std::uintptr_t>(c) % os_page_bytes != 0 ||
+            c->bytes % os_page_bytes != 0)
             fail("TL1: chunk " + hex(c) + " is not page-aligned or not whole pages");
 
         // TL2, TL3: the blocks tile the chunk.

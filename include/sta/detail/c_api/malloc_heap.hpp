@@ -3,7 +3,7 @@
 // libsta_malloc.so) exports as malloc, free, calloc, realloc, the memalign family and
 // operator new / delete. A header so that the tests can run it in-process too.
 //
-// malloc_heap<Pool> is c_span_heap<Pool> (c_api/c_heaps.hpp: pooled blocks without a header,
+// malloc_heap<Pool> is c_span_heap<Pool> (c_api/span_heap.hpp: pooled blocks without a header,
 // poor fits in the private heap, big blocks with a 16-byte header) plus:
 //
 //   malloc(0), memalign(a, 0), ...   a unique 16-byte block, as glibc (not NULL)
@@ -13,7 +13,7 @@
 //                                    at multiples of their class from a 4 KiB-aligned
 //                                    start, so a class of a or more is a-aligned
 //   otherwise (aligned)              a mapping of its own from the OS
-//                                    (aligned_os_block, c_api/c_heaps.hpp: c_span_heap's tier
+//                                    (aligned_os_block, c_api/span_heap.hpp: c_span_heap's tier
 //                                    CS4, so free, realloc and usable_size are its)
 //
 // Every block handed out is one of c_span_heap's (CS1-CS4): free, realloc and
@@ -23,7 +23,7 @@
 // posix_memalign returns the error number instead and leaves errno and *out alone.
 #pragma once
 
-#include "sta/detail/c_api/c_heaps.hpp"
+#include "sta/detail/c_api/span_heap.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/size_class.hpp"
@@ -133,10 +133,6 @@ struct malloc_heap {
   private:
     static constexpr std::size_t at_least_one(std::size_t bytes) noexcept {
         return bytes == 0 ? 1 : bytes;
-    }
-    static void* out_of_memory() noexcept {
-        errno = ENOMEM;
-        return nullptr;
     }
     /// The block malloc just gave for this size came from a fresh OS mapping, already
     /// zero: the big tier maps every block of its own (STA_POOL_BIG_FROM_OS) unless it

@@ -12,10 +12,6 @@
 
 namespace sta::detail {
 
-/// Every mapping is aligned at least this much (the OS page); the arena relies on it
-/// for alignments up to 4096 without padding the mapping.
-inline constexpr std::size_t arena_os_page_bytes = 4096;
-
 /*  One arena block (a standard block of block_bytes, or a dedicated one):
 
       mapping (from the block source, 4096-aligned)
@@ -82,11 +78,11 @@ struct block_cache_state {
 inline constinit thread_local block_cache_state block_cache{};
 
 inline int block_cache_index(std::size_t bytes) noexcept {
-    if (bytes < arena_os_page_bytes || bytes > (arena_os_page_bytes << (block_cache_lists - 1)) ||
+    if (bytes < os_page_bytes || bytes > (os_page_bytes << (block_cache_lists - 1)) ||
         (bytes & (bytes - 1)) != 0)
         return -1;
     int i = 0;
-    while ((arena_os_page_bytes << i) != bytes)
+    while ((os_page_bytes << i) != bytes)
         ++i;
     return i;
 }
@@ -98,7 +94,7 @@ inline void block_cache_trim() noexcept {
         while (c.heads[i] != nullptr) {
             void* b = c.heads[i];
             c.heads[i] = *static_cast<void**>(b);
-            os_unmap_pages(b, arena_os_page_bytes << i);
+            os_unmap_pages(b, os_page_bytes << i);
         }
     }
     c.bytes = 0;

@@ -43,6 +43,7 @@
 // (the heap reads them). An overrun of a request is caught even inside the block.
 #pragma once
 
+#include "sta/detail/block_move.hpp"
 #include "sta/detail/config.hpp"
 #include "sta/detail/diag/owner_mark.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
@@ -304,14 +305,13 @@ class thread_heap {
     static constexpr unsigned fl_shift = sl_log2 + 4; // 4 = log2(alignment)
     static constexpr std::size_t small_block_bytes = std::size_t{1} << fl_shift;
     static constexpr unsigned fl_count = 46 - fl_shift + 1; // sizes < 2^46
-    static constexpr std::size_t os_page_bytes = 4096;
 
     static constexpr std::size_t round_chunk(std::size_t bytes) noexcept {
         if (bytes < min_chunk_bytes)
             return min_chunk_bytes;
         if (bytes > (std::size_t{1} << 40))
             return std::size_t{1} << 40;
-        return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
+        return detail::os_round_up(bytes);
     }
 
     static constexpr std::size_t block_bytes_for(std::size_t bytes) noexcept {
@@ -462,7 +462,7 @@ class thread_heap {
     STA_NOINLINE block* map_chunk(std::size_t need) noexcept {
         std::size_t bytes = chunk_bytes_;
         if (need > (chunk_bytes_ - chunk_overhead) / 4)
-            bytes = (need + chunk_overhead + os_page_bytes - 1) & ~(os_page_bytes - 1);
+            bytes = detail::os_round_up(need + chunk_overhead);
         void* memory = source_.map(bytes);
         if (memory == nullptr)
             return nullptr;
@@ -506,12 +506,9 @@ class thread_heap {
     }
 
     STA_NOINLINE void* move_to_new(block* b, std::size_t bytes) noexcept {
-        void* q = alloc(bytes);
-        if (q == nullptr)
-            return nullptr;
-        std::memcpy(q, b->payload(), b->word2 < bytes ? b->word2 : bytes);
-        release(b);
-        return q;
+        return detail::move_block(
+            b->payload(), b->word2, bytes, [this, bytes] { return alloc(bytes); },
+            [this, b] { release(b); });
     }
 
     void check_live([[maybe_unused]] block* b, [[maybe_unused]] void* p,

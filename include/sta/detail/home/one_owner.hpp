@@ -26,7 +26,7 @@ struct one_owner_home {
     static std::size_t page_bytes() noexcept { return state_.page_bytes; }
     static void set_page_bytes(std::size_t bytes) noexcept { state_.page_bytes = bytes; }
     static bool holds_memory() noexcept {
-        return state_.pages_mapped != 0 || state_.heap.holds_memory();
+        return state_.mappings != 0 || state_.heap.holds_memory();
     }
     static void segment_mapped() noexcept {}
     static void heap_used() noexcept {}

@@ -138,7 +138,7 @@ struct shared_cursor_core {
         auto* const page = reinterpret_cast<page_header*>(begin + st.page_bytes);
         page->older = st.pages;
         st.pages = page;
-        ++st.pages_mapped;
+        ++st.mappings;
         st.cursor = begin;
         st.end = begin + st.page_bytes;
         hooks::page_mapped(begin, st.page_bytes);
@@ -196,9 +196,9 @@ struct shared_cursor_core {
 
     static void add_stats(pool_stats& out) noexcept {
         const shared_cursor_state& st = s();
-        out.page_bytes = st.page_bytes;
-        out.pages_mapped = st.pages_mapped;
-        out.bytes_reserved = st.pages_mapped * st.page_bytes;
+        out.mapping_bytes = st.page_bytes;
+        out.mappings = st.mappings;
+        out.bytes_reserved = st.mappings * st.page_bytes;
         const auto bump = static_cast<std::size_t>(st.end - st.cursor);
         out.bytes_free = bump;
         for (std::uint32_t i = 0; i < class_count; ++i) {

@@ -31,7 +31,7 @@
 // blocks each time. Segments are never returned to the OS.
 //
 // Invariants (check_spans in span_checker.hpp enforces them in tests):
-//  S1  `segments` lists every mapped segment, newest first, pages_mapped of them; each
+//  S1  `segments` lists every mapped segment, newest first, mappings of them; each
 //      is segment_bytes long, aligned to segment_bytes, and its headers lie in its
 //      first segment_meta_bytes.
 //  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
@@ -130,11 +130,19 @@ inline std::byte* span_begin(const span* sp) noexcept {
     return reinterpret_cast<std::byte*>(segment_of(sp)) + i * span_bytes +
            (i == 0 ? segment_meta_bytes : 0);
 }
+/// Block bytes of a span's class.
+inline std::size_t span_class_bytes(const span* sp) noexcept {
+    return class_bytes_of_slot(sp->slot);
+}
+/// Block bytes of a pooled block: its span's class, whatever size a caller names.
+inline std::size_t pooled_block_bytes(const void* p) noexcept {
+    return span_class_bytes(span_of(p));
+}
 inline std::size_t span_usable_bytes(const span* sp) noexcept {
     return span_index(sp) == 0 ? span_bytes - segment_meta_bytes : span_bytes;
 }
 inline std::byte* span_limit(const span* sp) noexcept {
-    return span_begin(sp) + std::size_t{sp->capacity} * class_bytes_of_slot(sp->slot);
+    return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
 }
 /// Free blocks a span needs before its class takes it again: a quarter (at least one).
 constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
@@ -200,7 +208,7 @@ struct span_core {
     /// A block of `sp`, freed by its owner, goes to the span's own list (S4, S7).
     STA_FORCE_INLINE static void release_to_span(span* sp, void* p) noexcept {
         hooks::store_link(p, sp->free);
-        hooks::block_pushed(p, class_bytes_of_slot(sp->slot));
+        hooks::block_pushed(p, span_class_bytes(sp));
         sp->free = static_cast<free_block*>(p);
         if (--sp->used == sp->wake_at) [[unlikely]]
             span_event(sp);
@@ -259,7 +267,7 @@ struct span_core {
 
     /// The class of a pooled block is its span's, whatever size the caller names.
     static std::size_t class_bytes_of_block(const void* p, std::size_t) noexcept {
-        return class_bytes_of_slot(span_of(p)->slot);
+        return pooled_block_bytes(p);
     }
 
     // ---- slow paths ------------------------------------------------------------------
@@ -307,8 +315,7 @@ struct span_core {
         for (std::size_t w = 0; w < used_words; ++w)
             bits[w] = 0;
         std::byte* const begin = span_begin(sp);
-        const unsigned shift =
-            static_cast<unsigned>(std::countr_zero(class_bytes_of_slot(sp->slot)));
+        const unsigned shift = static_cast<unsigned>(std::countr_zero(span_class_bytes(sp)));
         for (void* b = sp->free; b != nullptr; b = hooks::load_link(b)) {
             const std::size_t i =
                 static_cast<std::size_t>(static_cast<std::byte*>(b) - begin) >> shift;
@@ -429,7 +436,7 @@ struct span_core {
         auto* const seg = new (memory) segment{};
         seg->older = st.segments;
         st.segments = seg;
-        ++st.pages_mapped;
+        ++st.mappings;
         mark_pool_segment(seg);
         Engine::home::segment_mapped();
         for (std::uint32_t i = spans_per_segment; i-- != 0;) {
@@ -452,9 +459,9 @@ struct span_core {
 
     static void add_stats(pool_stats& out) noexcept {
         const span_state& st = s();
-        out.page_bytes = segment_bytes;
-        out.pages_mapped = st.pages_mapped;
-        out.bytes_reserved = st.pages_mapped * (segment_bytes - segment_meta_bytes);
+        out.mapping_bytes = segment_bytes;
+        out.mappings = st.mappings;
+        out.bytes_reserved = st.mappings * (segment_bytes - segment_meta_bytes);
         for_each_span([&out](span& sp) {
             if (sp.role == span_role::clean) {
                 ++out.spans_clean;
@@ -462,7 +469,7 @@ struct span_core {
                 return;
             }
             ++out.spans_in_use;
-            const std::size_t bytes = class_bytes_of_slot(sp.slot);
+            const std::size_t bytes = span_class_bytes(&sp);
             class_stats& c = out.classes[smallest_class_slot - sp.slot];
             std::size_t blocks = 0;
             for (void* b = sp.free; b != nullptr; b = hooks::load_link(b))
@@ -492,7 +499,7 @@ struct span_core {
         for_each_span([&found, p](span& sp) {
             for (void* b = sp.free; found == 0 && b != nullptr; b = hooks::load_link(b))
                 if (b == p)
-                    found = class_bytes_of_slot(sp.slot);
+                    found = span_class_bytes(&sp);
         });
         return found;
     }

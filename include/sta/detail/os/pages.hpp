@@ -5,6 +5,8 @@
 // nullptr when the OS refuses. Nothing here is ever called on a fast path.
 #pragma once
 
+#include "sta/detail/block_move.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,7 +41,8 @@ inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
 #endif
 }
 
-/// The unit of a mapping's length (munmap and mremap round to the OS page anyway).
+/// The OS page: every mapping starts on one (the arena relies on it for alignments up
+/// to 4096 without padding), and a mapping's length is whole pages of it.
 inline constexpr std::size_t os_page_bytes = 4096;
 /// `bytes` rounded up to whole OS pages: the length of a mapping of its own.
 constexpr std::size_t os_round_up(std::size_t bytes) noexcept {
@@ -58,12 +61,9 @@ inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) n
     if (moved != MAP_FAILED)
         return moved;
 #endif
-    void* q = os_map_pages(bytes);
-    if (q == nullptr)
-        return nullptr;
-    std::memcpy(q, p, old_bytes < bytes ? old_bytes : bytes);
-    os_unmap_pages(p, old_bytes);
-    return q;
+    return move_block(
+        p, old_bytes, bytes, [bytes] { return os_map_pages(bytes); },
+        [p, old_bytes] { os_unmap_pages(p, old_bytes); });
 }
 
 /// Advice for fresh memory: back it with transparent huge pages, and/or fill in its

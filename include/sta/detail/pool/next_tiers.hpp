@@ -18,6 +18,7 @@
 // pool or its heap holds memory (set_page_bytes refuses).
 #pragma once
 
+#include "sta/detail/block_move.hpp"
 #include "sta/detail/config.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/size_class.hpp"
@@ -29,10 +30,6 @@
 #include <cstring>
 
 namespace sta::detail {
-
-/// No object can exceed PTRDIFF_MAX bytes: such a request fails before malloc (which
-/// valgrind would report as a "fishy" size).
-inline constexpr std::size_t max_request_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
 
 /// The tiers above the pool. The private heap is the calling thread's pool's
 /// (pool_state::heap); in a per-thread family each heap block starts with its owner
@@ -75,7 +72,7 @@ struct next_tiers {
         return move(p, old_bytes, new_bytes); // across the page/2 boundary
     }
 
-    // ---- the private heap (also the C API's tier for poor fits, c_api/c_heaps.hpp) ----------
+    // ---- the private heap (also the C API's tier for poor fits, c_api/span_heap.hpp) ---------
 
     static void* heap_alloc(std::size_t bytes) noexcept {
         auto* const st = home::own();
@@ -190,12 +187,9 @@ struct next_tiers {
         return static_cast<std::byte*>(p) - owner_prefix;
     }
     static void* move(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
-        void* q = alloc(new_bytes);
-        if (q == nullptr)
-            return nullptr;
-        std::memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
-        free(p, old_bytes);
-        return q;
+        return move_block(
+            p, old_bytes, new_bytes, [new_bytes] { return alloc(new_bytes); },
+            [p, old_bytes] { free(p, old_bytes); });
     }
 };
 

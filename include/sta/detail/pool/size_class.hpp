@@ -30,6 +30,10 @@ inline constexpr std::size_t max_class_bytes = 32768;
 inline constexpr std::uint32_t largest_class_slot = 17;
 inline constexpr std::uint32_t smallest_class_slot = 29;
 inline constexpr std::uint32_t class_count = smallest_class_slot - largest_class_slot + 1;
+/// No object can exceed PTRDIFF_MAX bytes: a larger request fails before any allocator
+/// is asked (valgrind would report it to malloc as a "fishy" size). A heap that puts a
+/// header in front of its blocks takes the header off this (c_api/c_common.hpp).
+inline constexpr std::size_t max_request_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
 /// Every block is aligned to at least min(class bytes, max_block_align).
 inline constexpr std::size_t max_block_align = 16;
 

@@ -57,8 +57,8 @@ struct pool_state {
     /// The page size: the unit the shared-cursor layout maps, and for every layout the
     /// bound of the private-heap tier (page_bytes / 2). Frozen once memory is held.
     std::size_t page_bytes = default_page_bytes;
-    /// OS mappings made: pages (shared cursor) or segments (spans).
-    std::size_t pages_mapped = 0;
+    /// OS mappings made: pages of page_bytes (shared cursor) or segments (spans).
+    std::size_t mappings = 0;
     map_pages_fn map_pages = &os_map_pages; // tests swap in a failing source
     /// Seed mode, checked builds: the owner thread (the thread rule, diag/owner_mark.hpp).
     [[no_unique_address]] owner_mark owner;

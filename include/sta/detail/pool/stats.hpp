@@ -20,9 +20,11 @@ struct class_stats {
 
 struct pool_stats {
     std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
-    std::size_t page_bytes = 0;                             ///< the unit of pages_mapped
-    std::size_t pages_mapped = 0;   ///< OS mappings: pages (shared cursor), segments (spans)
-    std::size_t bytes_reserved = 0; ///< pages_mapped * page_bytes
+    /// The unit the layout maps from the OS: a page of page_bytes() (shared cursor), a
+    /// segment of 2 MiB (spans).
+    std::size_t mapping_bytes = 0;
+    std::size_t mappings = 0;       ///< OS mappings of mapping_bytes made
+    std::size_t bytes_reserved = 0; ///< what the mappings hold for blocks (headers excluded)
     std::size_t bytes_free = 0;     ///< free lists + unused bump ranges + clean spans
     std::size_t bytes_in_use = 0;   ///< reserved - bytes_free (headers lie outside)
     /// With STA_POOL_STATS: the most bytes in use at once. Without: an upper bound of it

@@ -1,5 +1,5 @@
-// sta-pool: the heaps behind the C API (sta/pool.h) — malloc, free without a size,
-// realloc and usable_size over any sized pool (sta::memory_pool or a tagged one).
+// sta-pool: the C API (sta/pool.h) and the drop-in malloc's base (c_api/malloc_heap.hpp)
+// over a pool of the span layout — malloc, free without a size, realloc and usable_size.
 //
 // c_span_heap (pools of the span layout): a pooled block needs no header. Its span,
 // found by masking its address, names its class; the segment map tells a pooled
@@ -27,79 +27,21 @@
 //      at p - 16 holds its lead >= 16 (never 0, unlike CS2) and the one at p - 8 n;
 //      [p - lead, p - lead + os_round_up(lead + n)) is one OS mapping of its own.
 //
-// c_header_heap (pools of the shared-cursor layout), drawn below:
-// Each block carries the size its caller asked for in a header just in front of the
-// pointer the caller gets; free reads it and calls the pool's sized free. The pool
-// itself is untouched: its sized C++ path does not pay for this API.
-//
-//   Header = 8 (the default)                 Header = 16
-//   +---------+-------------------+          +---------+---------+-------------------+
-//   | size_t n| n bytes of caller |          | unused  | size_t n| n bytes of caller |
-//   +---------+-------------------+          +---------+---------+-------------------+
-//   ^ block   ^ p = block + 8                ^ block             ^ p = block + 16
-//
-// Invariants (for every live p handed out):
-//  C1  the size_t at p - 8 holds n, the size last asked for p: 1 <= n <= max_request.
-//  C2  block = p - Header is a live block of Pool, allocated (or last reallocated)
-//      with n + Header bytes, so every free and realloc gives the pool its exact size.
-//  C3  p is aligned to Header: pool blocks of 16 bytes or more are 16-aligned, and
-//      n + Header >= 9 always asks for at least 16.
-// Nothing else is stored: no table, no per-page metadata.
 #pragma once
 
+#include "sta/detail/block_move.hpp"
+#include "sta/detail/c_api/c_common.hpp"
 #include "sta/detail/layout/spans.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/size_class.hpp"
-#include "sta/detail/pool/state.hpp"
 
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace sta::detail {
-
-/// What both C heaps share: the size a caller asked for, in the last 8 bytes of a
-/// `Header`-byte header in front of its pointer (c_header_heap's every block, c_span_heap's
-/// blocks outside the spans), and malloc's failure.
-template <std::size_t Header>
-struct size_header {
-    static std::byte* block_of(void* p) noexcept { return static_cast<std::byte*>(p) - Header; }
-    static std::size_t size_of(const void* p) noexcept {
-        std::size_t bytes;
-        std::memcpy(&bytes, static_cast<const std::byte*>(p) - sizeof bytes, sizeof bytes);
-        return bytes;
-    }
-    /// Header = 16 writes 0 in the unused word (p - 16): the drop-in malloc's aligned
-    /// blocks put a nonzero offset there (detail/c_api/malloc_heap.hpp, MH2).
-    static void* with_header(std::byte* block, std::size_t bytes) noexcept {
-        std::byte* const p = block + Header;
-        std::memcpy(p - sizeof bytes, &bytes, sizeof bytes);
-        if constexpr (Header == 16) {
-            constexpr std::size_t unused = 0;
-            std::memcpy(block, &unused, sizeof unused);
-        }
-        return p;
-    }
-    /// NULL with errno = ENOMEM.
-    static void* out_of_memory() noexcept {
-        errno = ENOMEM;
-        return nullptr;
-    }
-};
-
-/// memcpy of a block's bytes to its new place, with a length the compiler may not bound:
-/// g++ expands a copy it knows to be at most 1 KiB into `rep movsq`, whose start-up
-/// costs more than such a copy does in the C library's memcpy (it took 37 % of the
-/// samples of realloc's move in lua5.4's binary_trees.lua).
-inline void move_bytes(void* to, const void* from, std::size_t bytes) noexcept {
-#if defined(__GNUC__)
-    asm("" : "+r"(bytes));
-#endif
-    std::memcpy(to, from, bytes);
-}
 
 /// A block aligned beyond what the pool's classes give, in an OS mapping of its own
 /// (CS4): made by the drop-in malloc's memalign (c_api/malloc_heap.hpp), freed by c_span_heap.
@@ -135,64 +77,6 @@ struct aligned_os_block {
     }
 };
 
-template <class Pool, std::size_t Header>
-struct c_header_heap : private size_header<Header> {
-    static_assert(Header == 8 || Header == 16, "the header is 8 or 16 bytes");
-    static constexpr std::size_t header_bytes = Header;
-    /// The largest size a caller may ask for: size + header stays within PTRDIFF_MAX
-    /// (no object can be larger).
-    static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - Header;
-
-    static void* malloc(std::size_t bytes) noexcept {
-        if (bytes == 0)
-            return nullptr;
-        if (bytes > max_request)
-            return out_of_memory();
-        auto* const block = static_cast<std::byte*>(Pool::alloc(bytes + Header));
-        if (block == nullptr)
-            return out_of_memory();
-        return with_header(block, bytes);
-    }
-
-    static void free(void* p) noexcept {
-        if (p == nullptr)
-            return;
-        Pool::free(block_of(p), size_of(p) + Header);
-    }
-
-    static void* realloc(void* p, std::size_t bytes) noexcept {
-        if (p == nullptr)
-            return malloc(bytes);
-        if (bytes == 0) {
-            free(p);
-            return nullptr;
-        }
-        if (bytes > max_request)
-            return out_of_memory();
-        auto* const block = static_cast<std::byte*>(
-            Pool::realloc(block_of(p), size_of(p) + Header, bytes + Header));
-        if (block == nullptr)
-            return out_of_memory();
-        return with_header(block, bytes);
-    }
-
-    static std::size_t usable_size(const void* p) noexcept { return p == nullptr ? 0 : size_of(p); }
-
-    /// The most a block of `bytes` could hold: what SQLite's xRoundup asks.
-    static constexpr std::size_t good_size(std::size_t bytes) noexcept {
-        if (bytes == 0 || bytes > max_class_bytes - Header)
-            return bytes;
-        return class_bytes_of_size(bytes + Header) - Header;
-    }
-
-  private:
-    using header = size_header<Header>;
-    using header::block_of;
-    using header::out_of_memory;
-    using header::size_of;
-    using header::with_header;
-};
-
 /// The header of c_span_heap's blocks outside the spans (CS2).
 inline constexpr std::size_t c_span_header_bytes = 16;
 
@@ -200,7 +84,7 @@ template <class Pool>
 struct c_span_heap : private size_header<c_span_header_bytes> {
     static constexpr std::size_t header_bytes = c_span_header_bytes;
     static constexpr std::size_t min_bytes = 16; // CS3
-    static constexpr std::size_t max_request = static_cast<std::size_t>(PTRDIFF_MAX) - 16;
+    static constexpr std::size_t max_request = max_c_request(c_span_header_bytes);
     /// Requests up to this size always take their class, whatever it rounds them up by.
     static constexpr std::size_t poor_fit_floor = 1024;
 
@@ -248,7 +132,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static std::size_t usable_size(const void* p) noexcept {
         if (p == nullptr)
             return 0;
-        return is_pool_segment(p) ? class_bytes_of(p) : size_of(p);
+        return is_pool_segment(p) ? pooled_block_bytes(p) : size_of(p);
     }
 
     static constexpr std::size_t good_size(std::size_t bytes) noexcept {
@@ -309,13 +193,12 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     STA_NOINLINE static void* realloc_slow(void* p, std::size_t bytes) noexcept {
         if (bytes - 1 < poor_fit_floor && is_pool_segment(p)) { // from class to class
             const std::uint32_t from_slot = span_of(p)->slot;
-            void* const q = Pool::alloc_class(pooled_slot(bytes));
             const std::size_t old_usable = class_bytes_of_slot(from_slot);
-            if (q == nullptr) // a pooled block that shrinks stays in its class: no failure
-                return bytes <= old_usable ? p : out_of_memory();
-            move_bytes(q, p, old_usable < bytes ? old_usable : bytes);
-            Pool::free_class(p, from_slot);
-            return q;
+            void* const q = move_or_keep_shrunk(
+                p, old_usable, old_usable, bytes,
+                [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
+                [p, from_slot] { Pool::free_class(p, from_slot); });
+            return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
             free(p);
@@ -325,7 +208,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             return out_of_memory();
         const tier from = tier_of_block(p);
         const tier to = tier_of_request(bytes);
-        const std::size_t old_usable = from == tier::pooled ? class_bytes_of(p) : size_of(p);
+        const std::size_t old_usable = from == tier::pooled ? pooled_block_bytes(p) : size_of(p);
         if (from == tier::pooled && to == tier::pooled && pooled_bytes(bytes) == old_usable)
             return p;                             // the same class, above 1 KiB
         if (from == to && from != tier::pooled) { // the tier resizes its own block
@@ -337,15 +220,12 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
                 return out_of_memory();
             return with_header(block, bytes);
         }
-        void* q = try_alloc(bytes);
-        if (q == nullptr) // a pooled block that shrinks stays in its class: no failure
-            return bytes <= old_usable && from == tier::pooled ? p : out_of_memory();
-        move_bytes(q, p, old_usable < bytes ? old_usable : bytes);
-        if (from == tier::pooled)
-            Pool::free_in_span(p);
-        else
-            free_outside(p);
-        return q;
+        const auto alloc = [bytes] { return try_alloc(bytes); };
+        void* const q = from == tier::pooled
+                            ? move_or_keep_shrunk(p, old_usable, old_usable, bytes, alloc,
+                                                  [p] { Pool::free_in_span(p); })
+                            : move_block(p, old_usable, bytes, alloc, [p] { free_outside(p); });
+        return q != nullptr ? q : out_of_memory();
     }
 
     /// A block for 1 <= bytes <= max_request, laid out as CS1 / CS2; nullptr when the
@@ -373,9 +253,6 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void heap_free(void* block, std::size_t bytes) noexcept {
         Pool::engine::home::check_thread();
         tiers::heap_free(block, bytes);
-    }
-    static std::size_t class_bytes_of(const void* p) noexcept {
-        return class_bytes_of_slot(span_of(p)->slot);
     }
 };
 
