@@ -220,6 +220,31 @@ TYPED_TEST(SpanLayout, ShrinkWithNoMemoryLeftKeepsTheBlock) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
+// Guards the segment map's reach: a segment the OS places above the 48 bits the map
+// covers (no bit for it, so the C API's free could not tell its blocks from foreign ones)
+// is refused before any byte of it is touched, and the allocation fails cleanly.
+template <class Tag>
+struct pages_above_the_map {
+    static void* map(std::size_t) noexcept {
+        return reinterpret_cast<void*>(std::uintptr_t{1} << sta::detail::mapped_address_bits);
+    }
+};
+TYPED_TEST(SpanLayout, ASegmentAboveTheSegmentMapIsRefused) {
+    FRESH_POOL;
+    pool::detail_state().map_pages = &pages_above_the_map<tag>::map;
+    EXPECT_EQ(pool::alloc(32), nullptr);
+    EXPECT_EQ(pool::stats().mappings, 0u);
+    EXPECT_FALSE(sta::detail::segment_map_covers(
+        reinterpret_cast<void*>(std::uintptr_t{1} << sta::detail::mapped_address_bits)));
+    EXPECT_TRUE(sta::detail::segment_map_covers(reinterpret_cast<void*>(
+        (std::uintptr_t{1} << sta::detail::mapped_address_bits) - sta::detail::segment_bytes)));
+    pool::detail_state().map_pages = &sta::detail::os_map_pages;
+    void* const p = pool::alloc(32); // a real segment still comes
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(sta::detail::is_pool_segment(p));
+    pool::free(p, 32);
+}
+
 // Guards the statistics of spans: classes, clean spans and bytes agree with the test.
 TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     FRESH_POOL;

@@ -432,6 +432,10 @@ struct span_core {
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;
+        if (!segment_map_covers(memory)) { // no bit for it: refused before any use
+            os_unmap_pages(memory, segment_bytes);
+            return false;
+        }
         advise_pages(memory, segment_bytes, st.huge_pages, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->older = st.segments;

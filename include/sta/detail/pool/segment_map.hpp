@@ -1,12 +1,14 @@
 // sta-pool: which 2 MiB regions of the address space are span-layout segments.
 //
-// One bit per segment_bytes of a 47-bit address space (the user half on x86-64 Linux
-// and Windows), 8 MiB of zero-initialised static storage: only the pages that cover
-// mapped segments are ever touched (one 4 KiB page of bits covers 64 GiB). The span
-// layout sets a segment's bit when it maps it and never clears it (segments are never
+// One bit per segment_bytes of a 48-bit address space (the user half of x86-64 is 47
+// bits, of aarch64 Linux 48), 16 MiB of zero-initialised static storage: only the pages
+// that cover mapped segments are ever touched (one 4 KiB page of bits covers 64 GiB). The
+// span layout sets a segment's bit when it maps it and never clears it (segments are never
 // returned). is_pool_segment(p) tells a pointer of the pool from any other without
 // reading memory near it: what the C API's free needs to find a block's class without
-// a header.
+// a header. A segment the OS places above the covered range (a kernel with 5-level
+// paging, asked for a high address) is refused before use: the layout unmaps it and
+// reports no memory (segment_map_covers), so no pooled block lies where the map is blind.
 #pragma once
 
 #include <atomic>
@@ -16,7 +18,7 @@
 namespace sta::detail {
 
 inline constexpr unsigned segment_shift = 21; // log2(segment_bytes)
-inline constexpr unsigned mapped_address_bits = 47;
+inline constexpr unsigned mapped_address_bits = 48;
 inline constexpr std::size_t segment_map_words =
     (std::size_t{1} << (mapped_address_bits - segment_shift)) / 64;
 
@@ -29,6 +31,12 @@ inline constexpr std::size_t segment_map_words =
 alignas(std::atomic_ref<std::uint64_t>::required_alignment) inline constinit std::uint64_t
     segment_map[segment_map_words] = {};
 
+/// True when the map has a bit for the segment at `base`.
+inline bool segment_map_covers(const void* base) noexcept {
+    return (reinterpret_cast<std::uintptr_t>(base) >> segment_shift) / 64 < segment_map_words;
+}
+
+/// The segment at `base` (segment_map_covers(base)) is the pool's from now on.
 inline void mark_pool_segment(const void* base) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
     if (n / 64 < segment_map_words)
