@@ -1,0 +1,26 @@
+# The installed tree: every public and detail header of include/ is there, and nothing
+# that is the tests' (tests/support: the invariant checkers, the test helpers).
+#   -D SOURCE_DIR=<sta-pool> -D BUILD_DIR=<sta-pool build> -D WORK_DIR=<scratch>
+cmake_policy(VERSION 3.25)
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "installing sta-pool failed")
+endif()
+file(GLOB_RECURSE installed RELATIVE "${WORK_DIR}/prefix/include" "${WORK_DIR}/prefix/include/*")
+file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/*")
+foreach(header IN LISTS sources)
+    if(NOT header IN_LIST installed)
+        message(FATAL_ERROR "include/${header} is not installed")
+    endif()
+endforeach()
+file(GLOB support RELATIVE "${SOURCE_DIR}/tests/support" "${SOURCE_DIR}/tests/support/*")
+foreach(file IN LISTS installed)
+    get_filename_component(name "${file}" NAME)
+    if(name IN_LIST support OR name MATCHES "checker")
+        message(FATAL_ERROR "include/${file} is installed, but it is the tests' (tests/support)")
+    endif()
+endforeach()
+list(LENGTH installed count)
+message(STATUS "installed tree ok: ${count} headers, none of the tests'")
