@@ -3,7 +3,7 @@
 //
 // check_accounting<Pool>(held), given the blocks the caller still holds, proves for the
 // shared-cursor layout (I1..I5) that page headers, live blocks, free-list blocks and
-// the bump range tile every page exactly, and for the span layout (S1..S8) the same of
+// the bump range tile every page exactly, and for the span layout (S1..S10) the same of
 // every span (span_checker.hpp). An empty string means every invariant holds;
 // otherwise the text names the first problems. It walks everything:
 // O(pages + blocks log blocks). For tests, not production.
