@@ -59,6 +59,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import report  # noqa: E402
+from report import core  # noqa: E402
+from report.sections import programs as program_section, traversal, waves  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixture")
 SKIPS = {"preload:tcmalloc": "libtcmalloc.so.4 is not installed"}
@@ -184,9 +186,9 @@ class Judging(unittest.TestCase):
         self.assertIn(("malloc", xml), d.programs)  # the runner's "glibc"
         self.assertNotIn(("tcmalloc", xml), d.programs)  # skipped
         # allocator-bound: glibc / the best general-purpose peer >= 1.15x, from this run
-        self.assertAlmostEqual(report.program_spread(d, lua), 1.2695 / 0.8909)
-        self.assertAlmostEqual(report.program_spread(d, strings), 1.4304 / 1.3611)
-        self.assertEqual([report.allocator_bound(d, p) for p in programs],
+        self.assertAlmostEqual(program_section.program_spread(d, lua), 1.2695 / 0.8909)
+        self.assertAlmostEqual(program_section.program_spread(d, strings), 1.4304 / 1.3611)
+        self.assertEqual([program_section.allocator_bound(d, p) for p in programs],
                          [True, False, True, True, False, False, False])
         expected = [  # program, group, measure kind, variant, value, ok
             (lua, "all", "program", "mimalloc", 0.8909 / 0.8753, False),
@@ -204,12 +206,12 @@ class Judging(unittest.TestCase):
         ]
         for program, group, kind, variant, value, ok in expected:
             with self.subTest(program=program, group=group, kind=kind):
-                c = self.check(f"program_{report.slug(program)}", group, f"{kind}/{program}",
+                c = self.check(f"program_{core.slug(program)}", group, f"{kind}/{program}",
                                layout="spans")
                 self.assertEqual(c.figure.variant, variant)
                 self.assertAlmostEqual(c.value, value)
                 self.assertEqual(c.ok, ok)
-        thresholds = {p: [c.threshold for c in report.program_target(d, p).conds]
+        thresholds = {p: [c.threshold for c in program_section.program_target(d, p).conds]
                       for p in programs}
         bound, other = [1.05, 1.3, 1.2], [0.97, 1.2]
         self.assertEqual(thresholds, {lua: bound, strings: other, xml: bound, python: bound,
@@ -218,11 +220,11 @@ class Judging(unittest.TestCase):
         # round by round: mimalloc's wall time / libsta_malloc's in each of the 5 rounds
         rounds = [2.2469 / 1.4445, 1.5701 / 1.703, 2.4058 / 2.2666, 2.6307 / 2.252,
                   1.541 / 2.0332]
-        median, low, high = report.per_round(d, xml, "mimalloc")
+        median, low, high = program_section.per_round(d, xml, "mimalloc")
         self.assertAlmostEqual(median, sorted(rounds)[2])
         self.assertAlmostEqual(low, min(rounds))
         self.assertAlmostEqual(high, max(rounds))
-        self.assertNotIn(f"program_{report.slug(xml)}", self.verdicts)  # not on the cursor
+        self.assertNotIn(f"program_{core.slug(xml)}", self.verdicts)  # not on the cursor
 
     def test_seed_mode(self):
         self.assertAlmostEqual(self.data.get[("sta-spans-seed", "pure_get", "ct", 32)], 2.0)
@@ -251,7 +253,7 @@ class Judging(unittest.TestCase):
         self.assertEqual(spans.processes, 3)
         self.assertAlmostEqual(spans.ratio, 1.05)  # the median of 1.05, 1.3, 1.02
         self.assertAlmostEqual(spans.waves[0], 0.20)  # the median of 0.20, 0.21, 0.20
-        self.assertEqual(len(spans.waves), report.WAVES)
+        self.assertEqual(len(spans.waves), waves.WAVES)
         c = self.check("waves_lua_binary_trees_lua", "all", layout="spans")
         self.assertAlmostEqual(c.value, 1.05)
         self.assertEqual(c.figure.variant, "malloc")  # the flattest peer, shown beside
@@ -259,7 +261,7 @@ class Judging(unittest.TestCase):
 
     def test_traversal_phase_bstr_clients(self):
         self.assertEqual(self.data.traversal["sta-cursor"],
-                         report.Spread(1.38, 1.36, 1.50, 5))
+                         traversal.Spread(1.38, 1.36, 1.50, 5))
         c = self.check("traversal", "mimalloc")
         self.assertEqual(c.figure.variant, "mimalloc")  # LD_PRELOAD beats dlopen here
         self.assertAlmostEqual(c.value, 1.10 / 1.38)
