@@ -170,6 +170,8 @@ def read_json(path):
 
 
 def read_lines(path):
+    """The JSON lines of `path`, one dict each. A section reads the keys it knows; any other
+    key of a line (such as the "kind" the benchmark programs may lead it with) is left alone."""
     rows = []
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():

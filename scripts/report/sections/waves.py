@@ -28,7 +28,8 @@ def load(data, results):
     current = None
     for r in read_lines(path):
         try:
-            key, wave, seconds = (r["alloc"], r["workload"]), int(r["wave"]), float(r["seconds"])
+            key = (r["allocator"], r["workload"])
+            wave, seconds = int(r["wave"]), float(r["seconds"])
         except (KeyError, TypeError, ValueError):
             raise ReportError(f"{path}: a malformed wave line: {r}") from None
         if wave == 1:
