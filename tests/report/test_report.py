@@ -78,6 +78,14 @@ def run_main(argv):
     return status, out.getvalue(), err.getvalue()
 
 
+class Sections(unittest.TestCase):
+    def test_every_section_module_is_in_the_report(self):
+        folder = os.path.join(HERE, "..", "..", "scripts", "report", "sections")
+        modules = {f[:-3] for f in os.listdir(folder) if f.endswith(".py") and f != "__init__.py"}
+        self.assertEqual({s.__name__.rsplit(".", 1)[1] for s in report.SECTIONS}, modules)
+        self.assertTrue(all(s in report.SECTIONS for s in report.TARGET_ORDER))
+
+
 class Judging(unittest.TestCase):
     def setUp(self):
         self.data = report.load(FIXTURE, SKIPS)
