@@ -1,7 +1,6 @@
 // sta-pool benchmarks: the workloads more than one program runs — the nested-container
 // tree and the GUI scene of scenario_benchmark (waves_benchmark repeats the tree in
-// waves) — and the stateless std allocators over the pools and over mimalloc that
-// build them.
+// waves) — over any std allocator (a row's std_allocator, bench/harness.hpp).
 //
 //   tree  map<string, vector<node>>, each node with a string name, a vector of values
 //         and a map<int, string> of attributes, the allocator at every level: built
@@ -15,50 +14,13 @@
 
 #include "peers.hpp"
 
-#include <sta/allocator.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
 namespace bench {
-
-// ---------------------------------------------------------------------------------
-// Allocators: the pool in each layout, and mimalloc through dlopen.
-// ---------------------------------------------------------------------------------
-
-/// A std allocator over the pool of (Policy, Tag, Layout).
-template <class Policy, class Tag, class Layout>
-struct pool_allocator_of {
-    template <class T>
-    using type = sta::allocator_adapter<T, sta::basic_memory_pool<Policy, Tag, Layout>>;
-};
-
-/// A stateless std allocator over mimalloc reached through dlopen (mimalloc_dl_peer).
-/// Check mimalloc_dl_peer::available() before using it.
-template <class T>
-struct mimalloc_dl_allocator {
-    using value_type = T;
-    mimalloc_dl_allocator() noexcept = default;
-    template <class U>
-    mimalloc_dl_allocator(const mimalloc_dl_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        if (n > static_cast<std::size_t>(-1) / sizeof(T))
-            throw std::bad_array_new_length();
-        void* p = mimalloc_dl_peer::entries().malloc(n * sizeof(T));
-        if (p == nullptr)
-            throw std::bad_alloc();
-        return static_cast<T*>(p);
-    }
-    void deallocate(T* p, std::size_t) noexcept { mimalloc_dl_peer::entries().free(p); }
-    template <class U>
-    friend bool operator==(const mimalloc_dl_allocator&, const mimalloc_dl_allocator<U>&) noexcept {
-        return true;
-    }
-};
 
 // ---------------------------------------------------------------------------------
 // The tree.
