@@ -1,5 +1,6 @@
-// sta-pool: whole workloads, the seed's sta_allocator_scenario_benchmark: the tree and
-// the GUI scene of bench/scenarios.hpp, one iteration = one round.
+// sta-pool: whole workloads, the seed's sta_allocator_scenario_benchmark: the tree
+// (bench/scenarios.hpp) and the GUI scene (bench/gui_scene.hpp), one iteration = one
+// round.
 //
 // Allocators: the pool (both dispatch variants, each in the seed's shared-cursor layout
 // — sta-table, sta-branch — and in the span layout — sta-spans-table, sta-spans-branch —
