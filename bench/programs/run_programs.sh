@@ -5,6 +5,9 @@
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
+#   When the library is in a CMake build folder (<build>/src/malloc/libsta_malloc.so, the
+#   default too), sta_malloc and big_buffers are built there first
+#   (bench/build_targets.sh; cmake's output on stderr); a library elsewhere is run as it is.
 #   BIG_BUFFERS=<path>  the project's own bench/programs/big_buffers.cpp, built (default:
 #               bench/big_buffers of the build directory the library is in)
 #   REPS=5      timed runs per program and allocator
@@ -56,6 +59,12 @@ only="${ONLY:-}"
 jsonl="${JSONL:-}"
 
 die() { echo "run_programs.sh: $*" >&2; exit 1; }
+build_dir="$(dirname "$lib")/../.."
+if [[ "$(realpath -m "$lib")" == "$root/build/bench/src/malloc/libsta_malloc.so" ||
+    -f "$build_dir/CMakeCache.txt" ]]; then
+    "$root/bench/build_targets.sh" "$build_dir" sta_malloc big_buffers ||
+        die "building sta_malloc and big_buffers in $build_dir failed (cmake's messages are above)"
+fi
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
 big_buffers="${BIG_BUFFERS:-$(dirname "$lib")/../../bench/big_buffers}"
