@@ -5,7 +5,8 @@
 #   bench/clients/run_clients.sh [build-dir]      (default: build/clients-bench)
 #   REPS=5 (runs per allocator and workload), ONLY=<substring of a workload name>,
 #   JSONL=<file>: also write the medians there, one JSON line per workload and allocator
-#   ({"workload", "allocator", "seconds", "maxrss_kib", "runs"}; scripts/report.py reads it)
+#   ({"kind": "clients", "allocator", "workload", "seconds", "maxrss_kib", "runs"};
+#   scripts/report.py reads it)
 #   REBUILD=1 (the default): configure the build folder (Release, benchmarks on) first;
 #   REBUILD=0: only when it is not configured yet. Either way every program the script
 #   runs is built first (bench/build_targets.sh; cmake's output on stderr).
@@ -165,8 +166,9 @@ for index, name in enumerate(names):
           f"{fmt(ratio(m['spans'], m['glibc']), '.2f')} |")
     for a in allocs:
         if t[a] is not None:
-            lines.append(json.dumps({"workload": name, "allocator": a, "seconds": t[a],
-                                     "maxrss_kib": m[a], "runs": len(runs[(index, a)])}))
+            lines.append(json.dumps({"kind": "clients", "allocator": a, "workload": name,
+                                     "seconds": t[a], "maxrss_kib": m[a],
+                                     "runs": len(runs[(index, a)])}))
 if jsonl:
     with open(jsonl, "w") as f:
         f.write("".join(line + "\n" for line in lines))

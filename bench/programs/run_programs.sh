@@ -16,8 +16,9 @@
 #               the share of the CPU time spent inside the allocator; 0: not measured
 #               (the output says so)
 #   JSONL=<file> also write one JSON line per program and allocator there:
-#     {"program", "allocator", "seconds", "min", "max", "cpu_seconds", "maxrss_kib",
-#      "runs", "threads", "command", "walls", "alloc_share", "alloc_shares", "samples"}
+#     {"kind": "programs", "allocator", "program", "seconds", "min", "max", "cpu_seconds",
+#      "maxrss_kib", "runs", "threads", "command", "walls", "alloc_share", "alloc_shares",
+#      "samples"}
 #     (scripts/report.py reads it; "walls" = the wall seconds of every run, round by
 #     round, for comparisons within a round; "alloc_share" = the median of the sampled
 #     runs' shares, "alloc_shares" each run's, "samples" all runs' samples; the three
@@ -277,7 +278,7 @@ for p in programs:
         sampled = shares.get((p["name"], alloc), [])
         share = (round(statistics.median(i / t for i, t in sampled), 4)
                  if perf_runs and len(sampled) == perf_runs else None)
-        rows.append({"program": p["name"], "allocator": alloc,
+        rows.append({"kind": "programs", "allocator": alloc, "program": p["name"],
                      "seconds": round(statistics.median(walls), 4),
                      "min": round(min(walls), 4), "max": round(max(walls), 4),
                      "cpu_seconds": round(statistics.median(r[1] for r in runs), 4),
