@@ -91,8 +91,11 @@ void dump(pattern p, bool ct, std::uint32_t bytes, std::size_t n_ops) {
     CALLGRIND_DUMP_STATS_AT(label);
 }
 
+// The three patterns are functions of their own (noinline): the loop around a pool's
+// inlined fast path is compiled alone, so a change elsewhere in this program (a new
+// allocator row, the harness) cannot move its registers and so its counts.
 template <class Peer, std::uint32_t Bytes, bool CT>
-void fresh(std::size_t batches) {
+[[gnu::noinline]] void fresh(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t batch = batch_of(Bytes);
     std::size_t n = Bytes;
@@ -113,7 +116,7 @@ void fresh(std::size_t batches) {
 }
 
 template <class Peer, std::uint32_t Bytes, bool CT>
-void pure_get(std::size_t batches) {
+[[gnu::noinline]] void pure_get(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t batch = batch_of(Bytes);
     std::size_t n = Bytes;
@@ -143,7 +146,7 @@ void pure_get(std::size_t batches) {
 }
 
 template <class Peer, std::uint32_t Bytes, bool CT>
-void balanced(std::size_t batches) {
+[[gnu::noinline]] void balanced(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t ring_size = batch_of(Bytes);
     std::size_t n = Bytes;
