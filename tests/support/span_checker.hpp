@@ -1,4 +1,4 @@
-// sta-pool: the accounting checker of the span layout (S1..S10 in layout/spans.hpp,
+// sta-pool: the accounting checker of the span layout (S1..S12 in layout/span_types.hpp,
 // and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
 #pragma once
 
@@ -31,8 +31,9 @@ std::string check_spans(std::span<const held_block> held) {
     std::vector<checked_range> pieces;
     std::vector<const span*> spans;
 
-    // S1: the segments.
+    // S1: the segments, doubly linked, mapped, each in the segment map.
     std::size_t segments = 0;
+    const segment* newer = nullptr;
     for (const segment* seg = s.segments; seg != nullptr; seg = seg->older) {
         if (++segments > s.mappings) {
             fail("S1: the segment list is longer than mappings (a cycle?)");
@@ -40,11 +41,24 @@ std::string check_spans(std::span<const held_block> held) {
         }
         if (reinterpret_cast<std::uintptr_t>(seg) % segment_bytes != 0)
             fail("S1: segment " + hex(seg) + " is not aligned to segment_bytes");
+        if (seg->newer != newer)
+            fail("S1: segment " + hex(seg) + " has a wrong newer link");
+        if (!is_pool_segment(seg))
+            fail("S1: segment " + hex(seg) + " is not in the segment map");
+        newer = seg;
+        std::uint32_t idle = 0, purged = 0;
         for (const span& sp : seg->spans) {
             if (sp.owner != &s)
                 fail("S9: span " + hex(&sp) + " is not owned by the state that mapped it");
+            idle += sp.role == span_role::clean || sp.role == span_role::purged;
+            purged += sp.role == span_role::purged;
             spans.push_back(&sp);
         }
+        if (idle != seg->idle_spans)
+            fail("S11: segment " + hex(seg) + " has " + num(idle) + " clean or purged spans, " +
+                 "idle_spans says " + num(seg->idle_spans));
+        if (purged == spans_per_segment)
+            fail("S12: every span of segment " + hex(seg) + " is purged, yet it is mapped");
     }
     // S10: blocks sent home count as used until the owner drains them; the checker
     // accounts for live blocks, so it runs with the inbox empty.
@@ -53,12 +67,40 @@ std::string check_spans(std::span<const held_block> held) {
     if (segments != s.mappings)
         fail("S1: " + num(segments) + " segments listed, mappings says " + num(s.mappings));
 
-    // S3: the lists name the roles.
-    std::size_t on_clean = 0, clean = 0;
-    for (const span* sp = s.clean; sp != nullptr && on_clean <= spans.size(); sp = sp->next) {
-        ++on_clean;
+    // S3, S11: the clean and purged lists name their roles; the clean list runs newest
+    // first and ends at clean_oldest.
+    std::size_t on_clean = 0, clean = 0, on_purged = 0, purged = 0;
+    const span* last_clean = nullptr;
+    for (const span* sp = s.clean; sp != nullptr; sp = sp->next) {
+        if (++on_clean > spans.size()) {
+            fail("S3: the clean list does not end");
+            break;
+        }
         if (sp->role != span_role::clean)
             fail("S3: span " + hex(sp) + " is on the clean list but not clean");
+        if (sp->prev != last_clean)
+            fail("S3: the clean list has a broken prev link at " + hex(sp));
+        if (last_clean != nullptr &&
+            static_cast<std::int32_t>(sp->since_ms - last_clean->since_ms) > 0)
+            fail("S11: clean span " + hex(sp) + " is newer than the one before it on the list");
+        last_clean = sp;
+    }
+    if (s.clean_oldest != last_clean)
+        fail("S11: clean_oldest is not the last span of the clean list");
+    const span* last_purged = nullptr;
+    for (const span* sp = s.purged; sp != nullptr; sp = sp->next) {
+        if (++on_purged > spans.size()) {
+            fail("S3: the purged list does not end");
+            break;
+        }
+        if (sp->role != span_role::purged)
+            fail("S3: span " + hex(sp) + " is on the purged list but not purged");
+        // S11: nothing of a purged span is resident (huge pages fault in whole segments).
+        if (!s.huge_pages && os_resident_bytes(span_begin(sp), span_usable_bytes(sp)) != 0)
+            fail("S11: purged span " + hex(sp) + " has pages resident");
+        if (sp->prev != last_purged)
+            fail("S3: the purged list has a broken prev link at " + hex(sp));
+        last_purged = sp;
     }
     for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
         const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
@@ -112,10 +154,10 @@ std::string check_spans(std::span<const held_block> held) {
         return n;
     };
     for (const span* sp : spans) {
-        if (sp->role == span_role::clean) {
-            ++clean;
+        if (sp->role == span_role::clean || sp->role == span_role::purged) {
+            ++(sp->role == span_role::clean ? clean : purged);
             if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0 || sp->free != nullptr)
-                fail("S2: clean span " + hex(sp) + " still has a class or blocks");
+                fail("S2: clean or purged span " + hex(sp) + " still has a class or blocks");
             continue;
         }
         const std::uint32_t slot = sp->slot;
@@ -124,8 +166,9 @@ std::string check_spans(std::span<const held_block> held) {
             continue;
         }
         const std::size_t bytes = class_bytes_of_slot(slot);
-        if (sp->capacity != span_usable_bytes(sp) / bytes)
-            fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
+        if (sp->capacity > span_usable_bytes(sp) / bytes ||
+            (sp->capacity == 0 && sp->role != span_role::sleeping))
+            fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", at most " +
                  num(span_usable_bytes(sp) / bytes));
         const std::size_t on_span = walk(sp->free, sp, "span list");
         std::size_t held_by_class = 0;
@@ -161,6 +204,8 @@ std::string check_spans(std::span<const held_block> held) {
     }
     if (clean != on_clean)
         fail("S3: " + num(clean) + " clean spans, " + num(on_clean) + " on the clean list");
+    if (purged != on_purged)
+        fail("S3: " + num(purged) + " purged spans, " + num(on_purged) + " on the purged list");
 
     // Live blocks, at their span's class.
     for (const held_block& h : held) {
@@ -171,7 +216,7 @@ std::string check_spans(std::span<const held_block> held) {
         for (const span* candidate : spans)
             if (candidate == span_of(h.p))
                 sp = candidate;
-        if (sp == nullptr || sp->role == span_role::clean) {
+        if (sp == nullptr || sp->role == span_role::clean || sp->role == span_role::purged) {
             fail("S6: live block " + hex(h.p) + " lies in no span that serves a class");
             continue;
         }
@@ -185,7 +230,7 @@ std::string check_spans(std::span<const held_block> held) {
     // S6: the pieces tile each serving span.
     std::vector<checked_range> serving;
     for (const span* sp : spans)
-        if (sp->role != span_role::clean)
+        if (sp->role != span_role::clean && sp->role != span_role::purged)
             serving.push_back({reinterpret_cast<std::uintptr_t>(span_begin(sp)),
                                reinterpret_cast<std::uintptr_t>(span_limit(sp)), "span"});
     check_tiling(report, "S6", std::move(serving), std::move(pieces));

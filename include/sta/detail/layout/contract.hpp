@@ -60,9 +60,16 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
 /// when there were any), which the home calls when a thread adopts a state and the heap
 /// tier before it allocates.
 template <class Core, class State>
-concept threaded_layout_core = layout_core<Core> && requires(State& st) {
+concept threaded_layout_core = layout_core<Core> && requires(State& st, std::uint32_t ms) {
     { Core::drain(st) }
     noexcept->std::same_as<bool>;
+    // A parked state, held by the thread parking it or sending it blocks: what was sent
+    // home goes back, and what is free goes back to the OS (home/per_thread.hpp).
+    { Core::drain_parked(st) }
+    noexcept;
+    // Everything `st` holds free back to the OS now; the bytes given back.
+    { Core::trim(st) }
+    noexcept->std::same_as<std::size_t>;
 };
 
 /// A layout policy: its state (constant-initialisable, never destroyed) and its core.

@@ -199,6 +199,11 @@ struct shared_cursor_core {
         out.mapping_bytes = st.page_bytes;
         out.mappings = st.mappings;
         out.bytes_reserved = st.mappings * st.page_bytes;
+        out.bytes_mapped = st.mappings * (st.page_bytes + page_header_bytes);
+        for (const page_header* page = st.pages; page != nullptr; page = page->older)
+            out.bytes_resident +=
+                os_resident_bytes(reinterpret_cast<const std::byte*>(page) - st.page_bytes,
+                                  st.page_bytes + page_header_bytes);
         const auto bump = static_cast<std::size_t>(st.end - st.cursor);
         out.bytes_free = bump;
         for (std::uint32_t i = 0; i < class_count; ++i) {

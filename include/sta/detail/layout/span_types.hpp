@@ -1,0 +1,169 @@
+// sta-pool: the span layout's structures — segments, spans and a state's lists; the
+// invariants of the layout. What the layout does with them: layout/spans.hpp (the fast
+// path, refills, frees from other threads), layout/span_life.hpp (clean, purged, reused,
+// unmapped).
+//
+//   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
+//   +---------------------------+----------------+----------------+-----+----------------+
+//   | segment header            | span 0 blocks  | span 1 blocks  | ... | span 31 blocks |
+//   | span headers[32] (64 B ea)| 60 KiB         | 64 KiB         |     | 64 KiB         |
+//   +---------------------------+----------------+----------------+-----+----------------+
+//   ^ base = p & ~(segment_bytes - 1)            span_of(p) = &base->spans[(p >> 16) & 31]
+//
+//   a span serving the 32 B class, while it is its class's current span:
+//   +------+------+------+------+------+------+------------------------------+---+
+//   | live | free | live | head | head | live | bump range [cursor, end)     |   |
+//   +------+--+---+------+--+---+------+------+------------------------------+---+
+//             |             +-- heads[slot]: the class allocates from these first,
+//             |                 then from the bump range, both in this span only;
+//             |                 a block of this span freed now goes here (LIFO)
+//             +-- span.free: blocks freed into the span while it was not current
+//
+// Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
+//  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
+//      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
+//      its headers lie in its first segment_meta_bytes and its bit is set in the segment
+//      map. A segment unmapped is on no list and its bit is clear.
+//  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
+//      [begin, limit), begin = base + index * span_bytes (+ segment_meta_bytes for
+//      span 0). A clean or purged span has slot 0 and capacity 0.
+//  S3  Every span has one role. clean: on the clean list; purged: on the purged list
+//      (layout/span_life.hpp); current: `current[slot]` of
+//      its class, on no list, and current_base[slot] is its 64 KiB-aligned address (0
+//      when the class has no current span). partial: on `partial[slot]`. sleeping: on
+//      no list.
+//  S4  used = capacity - (blocks on span.free). For the current span the blocks of
+//      heads[slot] and of [cursors[slot], ends[slot]) count as used: the class holds
+//      them (a block of the current span freed goes to heads[slot] and stays counted).
+//      So live blocks = used - (what the class holds).
+//  S5  heads[slot] holds only blocks of current[slot]; [cursors[slot], ends[slot])
+//      lies in it and ends at its limit; both are empty when there is no current span.
+//  S6  In every span, live blocks, span.free, and (current) the class's list and bump
+//      range tile [begin, limit) exactly.
+//  S7  wake_at is 0 for current and partial spans; a sleeping span has
+//      wake_at < used, and wakes (becomes partial) when a free brings used to it.
+//  S8  A span whose blocks are all free (used == 0) is clean or purged, unless it is
+//      current.
+//  S9  Every span's owner is the state that mapped its segment, from then on: a state
+//      never gives a segment away (a per-thread state whose thread ended is adopted
+//      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
+//      while the block is live.
+//  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
+//      the span's owner. A block freed by another thread goes to the owner's inbox
+//      (pool/state.hpp) and counts as used (S4) until the owner drains it.
+//  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
+//      newest first: `since_ms` never increases along it. A purged span's pages were
+//      given back to the OS and nothing of them was touched since.
+//  S12 No segment has every span purged: such a segment is unmapped.
+//  T1  (table dispatch) a non-empty heads[slot] has its alloc slot at get<N>.
+#pragma once
+
+#include "sta/detail/config.hpp"
+#include "sta/detail/pool/segment_map.hpp"
+#include "sta/detail/pool/size_class.hpp"
+#include "sta/detail/pool/state.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sta::detail {
+
+inline constexpr std::size_t span_bytes = std::size_t{64} * 1024;
+inline constexpr std::size_t segment_bytes = std::size_t{1} << segment_shift; // 2 MiB
+inline constexpr std::uint32_t spans_per_segment =
+    static_cast<std::uint32_t>(segment_bytes / span_bytes);
+/// The segment header and the span headers; span 0's blocks start after them.
+inline constexpr std::size_t segment_meta_bytes = 4096;
+
+enum class span_role : std::uint8_t { clean, current, partial, sleeping, purged };
+
+struct span_state;
+
+struct alignas(64) span {
+    free_block* free = nullptr;        // S4: blocks freed into the span, LIFO
+    std::uint32_t used = 0;            // S4
+    std::uint32_t wake_at = 0;         // S7: a free that brings `used` here takes the slow path
+    std::uint32_t capacity = 0;        // S2: blocks of the class in the span
+    std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
+    span_role role = span_role::clean; // S3
+    /// S3: the clean, purged or partial list the span is on; all three doubly linked
+    span* next = nullptr;
+    span* prev = nullptr;
+    span_state* owner = nullptr; // S9: the state whose segment this is
+    std::uint32_t since_ms = 0;  // S11: clean: when it became clean (os_now_ms)
+};
+
+struct segment {
+    segment* older = nullptr; // S1
+    segment* newer = nullptr;
+    std::uint32_t idle_spans = 0; // S11: spans clean or purged
+    alignas(64) span spans[spans_per_segment];
+};
+static_assert(sizeof(segment) <= segment_meta_bytes, "the headers fit before span 0");
+static_assert(segment_meta_bytes % max_block_align == 0);
+
+STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
+    return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_bytes - 1));
+}
+static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
+/// The span header of any address inside a segment: the segment's base, plus the span's
+/// index scaled to its header in one shift and one mask.
+STA_FORCE_INLINE span* span_of(const void* p) noexcept {
+    constexpr unsigned header_shift = 6; // log2(sizeof(span))
+    constexpr unsigned span_shift = 16;  // log2(span_bytes)
+    static_assert(std::size_t{1} << span_shift == span_bytes);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t scaled_index =
+        (a >> (span_shift - header_shift)) & ((spans_per_segment - 1) << header_shift);
+    return reinterpret_cast<span*>((a & ~(segment_bytes - 1)) + offsetof(segment, spans) +
+                                   scaled_index);
+}
+inline std::uint32_t span_index(const span* sp) noexcept {
+    return static_cast<std::uint32_t>(sp - segment_of(sp)->spans);
+}
+inline std::byte* span_begin(const span* sp) noexcept {
+    const std::uint32_t i = span_index(sp);
+    return reinterpret_cast<std::byte*>(segment_of(sp)) + i * span_bytes +
+           (i == 0 ? segment_meta_bytes : 0);
+}
+/// Block bytes of a span's class.
+inline std::size_t span_class_bytes(const span* sp) noexcept {
+    return class_bytes_of_slot(sp->slot);
+}
+/// Block bytes of a pooled block: its span's class, whatever size a caller names.
+inline std::size_t pooled_block_bytes(const void* p) noexcept {
+    return span_class_bytes(span_of(p));
+}
+inline std::size_t span_usable_bytes(const span* sp) noexcept {
+    return span_index(sp) == 0 ? span_bytes - segment_meta_bytes : span_bytes;
+}
+inline std::byte* span_limit(const span* sp) noexcept {
+    return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
+}
+/// Free blocks a span needs before its class takes it again: a quarter (at least one).
+constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
+    return capacity / 4 != 0 ? capacity / 4 : 1;
+}
+
+struct span_state : pool_state {
+    free_block* heads[slot_count] = {}; // S5: the current span's blocks, indexed by slot
+    std::byte* cursors[slot_count] = {};
+    std::byte* ends[slot_count] = {};
+    span* current[slot_count] = {}; // S3
+    /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
+    /// "is this block of the current span?" is one xor and one shift, no header read.
+    std::uintptr_t current_base[slot_count] = {};
+    span* partial[slot_count] = {}; // S3: doubly linked through next / prev
+    span* clean = nullptr;          // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr;   // the last span of `clean`: the next one to purge
+    span* purged = nullptr;         // S3: doubly linked
+    segment* segments = nullptr;    // S1
+    /// What was given back (layout/span_life.hpp).
+    std::size_t bytes_purged = 0;               // pages of purged spans, now
+    std::size_t bytes_given_back = 0;           // every purge and unmapped segment, ever
+    std::size_t segments_unmapped = 0;          // ever
+    bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
+    bool prefault = STA_POOL_PREFAULT != 0;
+};
+
+} // namespace sta::detail
