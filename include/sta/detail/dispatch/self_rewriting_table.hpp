@@ -23,6 +23,7 @@
 // get<N>. The converse need not hold: get<N> finds out lazily that its list has drained.
 #pragma once
 
+#include "sta/detail/layout/contract.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/state.hpp"
 
@@ -42,6 +43,9 @@ class self_rewriting_table_engine {
         std::array<free_fn, slot_count> free_table = initial_free_row();
     };
     using core = typename Layout::template core<self_rewriting_table_engine>;
+    static_assert(list_and_cursor_core<core>,
+                  "the seed's table flips its slots between a free list and a bump cursor: it "
+                  "runs on the seed's shared cursor (sta::layout::shared_cursor)");
     /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
     using home = typename Threads::template home<state_type, self_rewriting_table_engine>;
 

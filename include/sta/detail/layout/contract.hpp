@@ -25,34 +25,33 @@ namespace sta::detail {
 template <class Core>
 concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std::byte* block,
                                std::size_t bytes, pool_stats& stats) {
-    // The fast path's fields: the class's list, its bump cursor and the cursor's end,
-    // and how far the cursor moves (a step that never fits sends the class to refill).
+    // The fast paths, inlined at the call site: a block of the class (nullptr when the
+    // OS refuses), and the free of a pooled block.
+    { Core::alloc(slot) } noexcept -> std::same_as<void*>;
+    { Core::release(slot, p) } noexcept -> std::same_as<void>;
+    // The slow path of alloc: a block, or nullptr when the OS refuses.
+    { Core::refill(slot) } noexcept -> std::same_as<void*>;
+    // realloc between two classes without moving, if the layout can.
+    { Core::resize_in_place(block, bytes, bytes) } noexcept -> std::same_as<bool>;
+    // The class a live pooled block really has (a sized free names one).
+    { Core::class_bytes_of_block(cp, bytes) } noexcept -> std::same_as<std::size_t>;
+    // Derived statistics, and what a checked-build report says about a bad pointer.
+    { Core::add_stats(stats) } noexcept -> std::same_as<void>;
+    { Core::free_list_class_of(cp) } noexcept -> std::same_as<std::size_t>;
+    { Core::offset_in_memory(cp) } noexcept -> std::same_as<std::ptrdiff_t>;
+};
+
+/// A layout whose classes allocate from a free list and a bump cursor, which the seed's
+/// self-rewriting table flips between (dispatch/self_rewriting_table.hpp): the seed's
+/// shared cursor. release_feeds_head says whether a free always fills head(slot) (else
+/// the table looks whether it did, to point the slot at it).
+template <class Core>
+concept list_and_cursor_core = layout_core<Core> && requires(std::uint32_t slot) {
     { Core::head(slot) } -> std::same_as<free_block*&>;
     { Core::cursor(slot) } -> std::same_as<std::byte*&>;
     { Core::end(slot) } -> std::same_as<std::byte*>;
     { Core::steps[slot] } -> std::convertible_to<std::size_t>;
-    // Free of a pooled block; release_feeds_head says whether it always fills
-    // head(slot) (else the table policy looks whether it did, to point the slot at it).
-    { Core::release(slot, p) }
-    noexcept->std::same_as<void>;
     requires std::same_as<decltype(Core::release_feeds_head), const bool>;
-    // The slow path: head(slot) is empty and the bump range too short. A block, or
-    // nullptr when the OS refuses.
-    { Core::refill(slot) }
-    noexcept->std::same_as<void*>;
-    // realloc between two classes without moving, if the layout can.
-    { Core::resize_in_place(block, bytes, bytes) }
-    noexcept->std::same_as<bool>;
-    // The class a live pooled block really has (a sized free names one).
-    { Core::class_bytes_of_block(cp, bytes) }
-    noexcept->std::same_as<std::size_t>;
-    // Derived statistics, and what a checked-build report says about a bad pointer.
-    { Core::add_stats(stats) }
-    noexcept->std::same_as<void>;
-    { Core::free_list_class_of(cp) }
-    noexcept->std::same_as<std::size_t>;
-    { Core::offset_in_memory(cp) }
-    noexcept->std::same_as<std::ptrdiff_t>;
 };
 
 /// A layout whose blocks know their owner, for per-thread pools: blocks other threads

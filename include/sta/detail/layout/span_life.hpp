@@ -137,7 +137,7 @@ struct span_life {
     /// segment goes whole (S12).
     static std::size_t purge(span_state& st, span* sp) noexcept {
         segment* const seg = segment_of(sp);
-        if (seg->idle_spans == spans_per_segment)
+        if (seg->idle_spans == block_spans_per_segment)
             return unmap(st, seg);
         unlink_clean(st, sp);
         const std::size_t bytes = span_usable_bytes(sp);
@@ -153,7 +153,8 @@ struct span_life {
     /// back to the OS.
     static std::size_t unmap(span_state& st, segment* seg) noexcept {
         std::size_t purged = 0;
-        for (span& sp : seg->spans) {
+        for (std::uint32_t i = first_block_span; i < spans_per_segment; ++i) {
+            span& sp = seg->spans[i];
             if (sp.role == span_role::purged) {
                 unlink(st.purged, &sp);
                 purged += span_usable_bytes(&sp);

@@ -4,42 +4,55 @@
 // unmapped).
 //
 //   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
-//   +---------------------------+----------------+----------------+-----+----------------+
-//   | segment header            | span 0 blocks  | span 1 blocks  | ... | span 31 blocks |
-//   | span headers[32] (64 B ea)| 60 KiB         | 64 KiB         |     | 64 KiB         |
-//   +---------------------------+----------------+----------------+-----+----------------+
-//   ^ base = p & ~(segment_bytes - 1)            span_of(p) = &base->spans[(p >> 16) & 31]
+//   +--------------------------------+----------------+----------------+-----+----------------+
+//   | span 0: the segment's headers  | span 1 blocks  | span 2 blocks  | ... | span 31 blocks |
+//   | (4 KiB) and the bitmaps of     | 64 KiB         | 64 KiB         |     | 64 KiB         |
+//   | spans 1..31 (1 KiB each)       |                |                |     |                |
+//   +--------------------------------+----------------+----------------+-----+----------------+
+//   ^ base = p & ~(segment_bytes - 1)   span_of(p) = &base->spans[(p >> 16) & 31]
 //
 //   a span serving the 32 B class, while it is its class's current span:
-//   +------+------+------+------+------+------+------------------------------+---+
-//   | live | free | live | head | head | live | bump range [cursor, end)     |   |
-//   +------+--+---+------+--+---+------+------+------------------------------+---+
-//             |             +-- heads[slot]: the class allocates from these first,
-//             |                 then from the bump range, both in this span only;
-//             |                 a block of this span freed now goes here (LIFO)
-//             +-- span.free: blocks freed into the span while it was not current
+//
+//     blocks:  | live | free | live | head | live | window: 64 blocks of one bitmap word |
+//     bitmap:     0      1      0      0      0     0 ...............................  (taken)
+//                        |             |            +-- bits[slot]: the window's free blocks,
+//                        |             |                the class hands them out lowest
+//                        |             |                first (window[slot]: block 0's address)
+//                        |             +-- heads[slot]: blocks of the current span freed by
+//                        |                 the sized API while it is current (LIFO); the
+//                        |                 class hands them out before the window's
+//                        +-- the span's bitmap: a bit per block, set when the block is free
+//                            and nobody holds it; the class takes a word of it at a time, in
+//                            ascending order (scan), into its window
+//
+// A block finds its span, and so its class, by masking its address: the sized free
+// needs no lookup table and the C API needs no per-block header. A free touches the
+// block only when it goes on heads[slot]; everywhere else it sets the block's bit, so a
+// free in any order costs what a free in order costs, and a span's free blocks come back
+// out in ascending address order without a sort.
 //
 // Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
 //      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
-//      its headers lie in its first segment_meta_bytes and its bit is set in the segment
-//      map. A segment unmapped is on no list and its bit is clear.
+//      its headers and bitmaps lie in span 0, and its bit is set in the segment map. A
+//      segment unmapped is on no list and its bit is clear.
 //  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
-//      [begin, limit), begin = base + index * span_bytes (+ segment_meta_bytes for
-//      span 0). A clean or purged span has slot 0 and capacity 0.
+//      [begin, limit), begin = base + index * span_bytes, index 1..31; `recip` is
+//      ceil(2^32 / class bytes), so that a block's index is (offset * recip) >> 32. Its
+//      bitmap has `capacity` bits in use, the rest zero. A clean or purged span has slot
+//      0 and capacity 0.
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
-//      (layout/span_life.hpp); current: `current[slot]` of
-//      its class, on no list, and current_base[slot] is its 64 KiB-aligned address (0
-//      when the class has no current span). partial: on `partial[slot]`. sleeping: on
-//      no list.
-//  S4  used = capacity - (blocks on span.free). For the current span the blocks of
-//      heads[slot] and of [cursors[slot], ends[slot]) count as used: the class holds
-//      them (a block of the current span freed goes to heads[slot] and stays counted).
-//      So live blocks = used - (what the class holds).
-//  S5  heads[slot] holds only blocks of current[slot]; [cursors[slot], ends[slot])
-//      lies in it and ends at its limit; both are empty when there is no current span.
-//  S6  In every span, live blocks, span.free, and (current) the class's list and bump
-//      range tile [begin, limit) exactly.
+//      (layout/span_life.hpp); current: `current[slot]` of its class, on no list, and
+//      current_base[slot] is its address (0 when the class has no current span).
+//      partial: on `partial[slot]`. sleeping: on no list.
+//  S4  used = capacity - (bits set in the span's bitmap). The blocks of heads[slot] and
+//      of bits[slot] (the current span's) count as used: the class holds them.
+//  S5  heads[slot] holds only blocks of current[slot]. window[slot] is the address of
+//      block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
+//      the blocks of that word the class has not handed out; all three are empty when
+//      there is no current span. A word taken is zero in the bitmap.
+//  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
+//      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for current and partial spans; a sleeping span has
 //      wake_at < used, and wakes (becomes partial) when a free brings used to it.
 //  S8  A span whose blocks are all free (used == 0) is clean or purged, unless it is
@@ -48,14 +61,14 @@
 //      never gives a segment away (a per-thread state whose thread ended is adopted
 //      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
 //      while the block is live.
-//  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
-//      the span's owner. A block freed by another thread goes to the owner's inbox
-//      (pool/state.hpp) and counts as used (S4) until the owner drains it.
+//  S10 Per-thread pools: a block's bit is set, or the block put on a class's list, only
+//      by the span's owner (or the thread holding its parked state). A block freed by
+//      another thread goes to the owner's inbox (pool/state.hpp) and counts as used
+//      (S4) until the owner drains it.
 //  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
 //      newest first: `since_ms` never increases along it. A purged span's pages were
 //      given back to the OS and nothing of them was touched since.
 //  S12 No segment has every span purged: such a segment is unmapped.
-//  T1  (table dispatch) a non-empty heads[slot] has its alloc slot at get<N>.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -72,18 +85,27 @@ inline constexpr std::size_t span_bytes = std::size_t{64} * 1024;
 inline constexpr std::size_t segment_bytes = std::size_t{1} << segment_shift; // 2 MiB
 inline constexpr std::uint32_t spans_per_segment =
     static_cast<std::uint32_t>(segment_bytes / span_bytes);
-/// The segment header and the span headers; span 0's blocks start after them.
-inline constexpr std::size_t segment_meta_bytes = 4096;
+/// Span 0 holds the headers and the bitmaps: the spans of blocks are 1..31.
+inline constexpr std::uint32_t first_block_span = 1;
+inline constexpr std::uint32_t block_spans_per_segment = spans_per_segment - first_block_span;
+/// Where the bitmaps start in a segment, and each span's share: a bit per block of the
+/// smallest class.
+inline constexpr std::size_t bitmap_offset = 4096;
+inline constexpr std::size_t bitmap_words = span_bytes / min_class_bytes / 64;
+inline constexpr std::size_t bitmap_bytes = bitmap_words * 8;
+static_assert(bitmap_offset + spans_per_segment * bitmap_bytes <= span_bytes,
+              "the headers and every bitmap fit in span 0");
 
 enum class span_role : std::uint8_t { clean, current, partial, sleeping, purged };
 
 struct span_state;
 
 struct alignas(64) span {
-    free_block* free = nullptr;        // S4: blocks freed into the span, LIFO
     std::uint32_t used = 0;            // S4
     std::uint32_t wake_at = 0;         // S7: a free that brings `used` here takes the slow path
     std::uint32_t capacity = 0;        // S2: blocks of the class in the span
+    std::uint32_t recip = 0;           // S2: a block's index = (offset * recip) >> 32
+    std::uint16_t scan = 0;            // S5: the next bitmap word the class takes
     std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
     span_role role = span_role::clean; // S3
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
@@ -96,16 +118,15 @@ struct alignas(64) span {
 struct segment {
     segment* older = nullptr; // S1
     segment* newer = nullptr;
-    std::uint32_t idle_spans = 0; // S11: spans clean or purged
+    std::uint32_t idle_spans = 0; // S11: spans clean or purged (of spans 1..31)
     alignas(64) span spans[spans_per_segment];
 };
-static_assert(sizeof(segment) <= segment_meta_bytes, "the headers fit before span 0");
-static_assert(segment_meta_bytes % max_block_align == 0);
+static_assert(sizeof(segment) <= bitmap_offset, "the headers fit before the bitmaps");
+static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
 
 STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
     return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_bytes - 1));
 }
-static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
 /// The span header of any address inside a segment: the segment's base, plus the span's
 /// index scaled to its header in one shift and one mask.
 STA_FORCE_INLINE span* span_of(const void* p) noexcept {
@@ -122,9 +143,21 @@ inline std::uint32_t span_index(const span* sp) noexcept {
     return static_cast<std::uint32_t>(sp - segment_of(sp)->spans);
 }
 inline std::byte* span_begin(const span* sp) noexcept {
-    const std::uint32_t i = span_index(sp);
-    return reinterpret_cast<std::byte*>(segment_of(sp)) + i * span_bytes +
-           (i == 0 ? segment_meta_bytes : 0);
+    return reinterpret_cast<std::byte*>(segment_of(sp)) + span_index(sp) * span_bytes;
+}
+/// The span's bitmap: a bit per block (S2, S4).
+inline std::uint64_t* span_bitmap(const span* sp) noexcept {
+    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(segment_of(sp)) +
+                                            bitmap_offset + span_index(sp) * bitmap_bytes);
+}
+/// The index of block p in its span: one multiply (S2).
+STA_FORCE_INLINE std::uint32_t block_index(const span* sp, const void* p) noexcept {
+    const std::uint64_t offset = reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1);
+    return static_cast<std::uint32_t>((offset * sp->recip) >> 32);
+}
+/// ceil(2^32 / bytes): exact for every block offset within a span (S2).
+constexpr std::uint32_t reciprocal_of(std::size_t bytes) noexcept {
+    return static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bytes - 1) / bytes);
 }
 /// Block bytes of a span's class.
 inline std::size_t span_class_bytes(const span* sp) noexcept {
@@ -134,8 +167,8 @@ inline std::size_t span_class_bytes(const span* sp) noexcept {
 inline std::size_t pooled_block_bytes(const void* p) noexcept {
     return span_class_bytes(span_of(p));
 }
-inline std::size_t span_usable_bytes(const span* sp) noexcept {
-    return span_index(sp) == 0 ? span_bytes - segment_meta_bytes : span_bytes;
+inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
+    return span_bytes;
 }
 inline std::byte* span_limit(const span* sp) noexcept {
     return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
@@ -146,10 +179,10 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
 }
 
 struct span_state : pool_state {
-    free_block* heads[slot_count] = {}; // S5: the current span's blocks, indexed by slot
-    std::byte* cursors[slot_count] = {};
-    std::byte* ends[slot_count] = {};
-    span* current[slot_count] = {}; // S3
+    free_block* heads[slot_count] = {};  // S5: the current span's blocks, indexed by slot
+    std::uint64_t bits[slot_count] = {}; // S5: the window's blocks not handed out
+    std::byte* window[slot_count] = {};  // S5: the window's first block
+    span* current[slot_count] = {};      // S3
     /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
     /// "is this block of the current span?" is one xor and one shift, no header read.
     std::uintptr_t current_base[slot_count] = {};

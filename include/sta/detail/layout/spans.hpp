@@ -2,21 +2,29 @@
 // structures, their picture and the invariants: layout/span_types.hpp; what becomes of
 // a span whose blocks have all come back: layout/span_life.hpp.
 //
-// A block finds its span, and so its class, by masking its address: the sized free
-// needs no lookup table and the C API needs no per-block header. Allocation stays in
-// one span per class until that span is exhausted (free-list sharding), so blocks
-// handed out together lie together, and a span whose blocks have all come back is
-// clean again: any class can take it, in bump (ascending address) order. When the
-// current span is exhausted the class takes, in this order: the span's own free
-// blocks if at least a quarter of it is free; else the most recently woken partial
-// span of the class; else a clean span; else a new segment. A span's free blocks
-// become the class's list in ascending address order (in_address_order), whatever
-// order they were freed in, so a heap that has lived still hands out neighbours. A
-// span retired with less than a quarter free sleeps until frees bring it there (its
-// `wake_at`), so a span with a few free slots is not taken again and again for a few
-// blocks each time. A span whose blocks have all come back goes clean, and
-// after the purge delay gives its pages back (layout/span_life.hpp).
+// Allocation stays in one span per class until that span is spent (free-list sharding),
+// so blocks handed out together lie together:
 //
+//   alloc:   heads[slot] ? pop : bits[slot] ? the window's lowest free block : refill
+//   refill:  the next word of the current span's bitmap that has free blocks (scan)
+//            becomes the window; at the bitmap's end the class starts over at its first
+//            word if a quarter of the span is free, else the span sleeps and the class
+//            takes the most recently woken partial span, else a clean span, else a new
+//            segment. Each step costs a few instructions per block it hands out: no list
+//            is walked, nothing is sorted, and the blocks come out in ascending address
+//            order however they were freed, so a heap that has lived still hands out
+//            neighbours.
+//   free:    a block of the class's current span, by the sized API: onto heads[slot]
+//            (LIFO, the warmest block first); any other block: its bit in its span's
+//            bitmap, and --used (a span whose used reaches its wake_at wakes, or comes
+//            clean); another thread's block: to its owner (S10).
+//
+// A span retired with less than a quarter free sleeps until frees bring it there (its
+// `wake_at`), so a span with a few free blocks is not taken again and again for a few
+// blocks each time. A span whose blocks have all come back goes clean, and after the
+// purge delay gives its pages back (layout/span_life.hpp). Every refill passes by the
+// state's slow-path checks (give_back_due), and a class that only takes from its window
+// refills every 64 blocks at the most.
 #pragma once
 
 #include "sta/detail/diag/tool_hooks.hpp"
@@ -29,7 +37,6 @@
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
 
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -40,28 +47,30 @@ namespace sta::detail {
 template <class Engine>
 struct span_core {
     static span_state& s() noexcept { return Engine::state(); }
+    static constexpr bool threaded = Engine::home::threaded;
 
-    // ---- the fast path's fields ----------------------------------------------------
-    STA_FORCE_INLINE static free_block*& head(std::uint32_t slot) noexcept {
-        return s().heads[slot];
+    // ---- the fast paths --------------------------------------------------------------
+
+    /// A block of the class of a canonical pooled slot: heads, else the window.
+    STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
+        span_state& st = s();
+        if (free_block* const block = st.heads[slot]) {
+            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        const std::uint64_t bits = st.bits[slot];
+        if (bits != 0) [[likely]] {
+            st.bits[slot] = bits & (bits - 1);
+            return st.window[slot] +
+                   static_cast<std::size_t>(std::countr_zero(bits)) * class_bytes_of_slot(slot);
+        }
+        return refill(slot);
     }
-    STA_FORCE_INLINE static std::byte*& cursor(std::uint32_t slot) noexcept {
-        return s().cursors[slot];
-    }
-    STA_FORCE_INLINE static std::byte* end(std::uint32_t slot) noexcept { return s().ends[slot]; }
-    /// Every class has a cursor of its own, so every class bumps by its own size.
-    static constexpr std::array<std::size_t, slot_count> steps = [] {
-        std::array<std::size_t, slot_count> out{};
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-            out[slot] = class_bytes_of_slot(slot);
-        return out;
-    }();
 
     /// A freed block of the class's current span goes on the class's list (LIFO: the
     /// warmest block comes back first; S4: it stays "used", held by the class). Any
-    /// other block goes to its own span's list. `slot` is the class the caller's size
+    /// other block goes to its own span's bitmap. `slot` is the class the caller's size
     /// names; a block kept in a larger class by a shrink is never its current span's.
-    static constexpr bool release_feeds_head = false; // only sometimes: see the table
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
         span_state& st = s();
         if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
@@ -79,19 +88,19 @@ struct span_core {
     }
 
     /// A block of `sp`, freed by the thread that holds `st` (its owner, or the thread
-    /// draining a parked state), goes to the span's own list (S4, S7).
+    /// draining a parked state): its bit is set (S4, S7).
     STA_FORCE_INLINE static void release_to_span(span_state& st, span* sp, void* p) noexcept {
-        hooks::store_link(p, sp->free);
         hooks::block_pushed(p, span_class_bytes(sp));
-        sp->free = static_cast<free_block*>(p);
+        const std::uint32_t i = block_index(sp, p);
+        span_bitmap(sp)[i / 64] |= std::uint64_t{1} << (i % 64);
         if (--sp->used == sp->wake_at) [[unlikely]]
             span_event(st, sp);
     }
 
-    /// heads[slot] is empty and the bump range too short: find the class a span with
-    /// blocks to hand out (see the file comment for the order), then hand out one.
-    /// A thread without a pool adopts one first; blocks other threads sent home are
-    /// taken back first, and may give the class its list again.
+    /// heads[slot] and the window are empty: the class's next window (see the file
+    /// comment for the order), then one block of it. A thread without a pool adopts one
+    /// first; blocks other threads sent home are taken back first, and may give the
+    /// class blocks again.
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
         span_state* const own = Engine::home::own();
         if (own == nullptr)
@@ -100,41 +109,72 @@ struct span_core {
         give_back_due(st);
         if constexpr (threaded) {
             // The class may hold blocks now: the state was just adopted with its lists
-            // and bump ranges, or the drain gave some back (or emptied the span).
+            // and windows, or the drain gave some back.
             (void)drain(st);
-            if (free_block* const block = st.heads[slot]) {
-                st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            if (void* const block = hand_out(st, slot))
                 return block;
-            }
-            const std::size_t bytes = class_bytes_of_slot(slot);
-            if (bytes <= static_cast<std::size_t>(st.ends[slot] - st.cursors[slot])) {
-                std::byte* const block = st.cursors[slot];
-                st.cursors[slot] = block + bytes;
-                return block;
-            }
         }
         if (span* const cur = st.current[slot]) {
+            if (take_word(st, slot, cur))
+                return hand_out(st, slot);
             const std::uint32_t freed = cur->capacity - cur->used;
-            if (freed >= reuse_threshold(cur->capacity))
-                return take_list(st, slot, cur);
+            if (freed >= reuse_threshold(cur->capacity)) { // start over at its first word
+                cur->scan = 0;
+                (void)take_word(st, slot, cur);
+                return hand_out(st, slot);
+            }
             cur->role = span_role::sleeping;
             cur->wake_at = cur->capacity - reuse_threshold(cur->capacity);
             set_current(st, slot, nullptr); // S7 holds: freed < threshold, so used > wake_at
         }
-        if (span* const sp = st.partial[slot]) {
+        span* sp = st.partial[slot];
+        if (sp != nullptr) {
             unlink_partial(st, sp);
             sp->role = span_role::current;
-            set_current(st, slot, sp);
-            st.cursors[slot] = st.ends[slot] = span_limit(sp);
-            return take_list(st, slot, sp);
-        }
-        span* const sp = take_clean(st);
-        if (sp == nullptr)
+            sp->scan = 0;
+        } else if ((sp = take_clean(st)) != nullptr) {
+            start(sp, slot);
+        } else {
             return nullptr;
-        start(st, sp, slot);
-        std::byte* const block = st.cursors[slot];
-        st.cursors[slot] = block + class_bytes_of_slot(slot);
-        return block;
+        }
+        set_current(st, slot, sp);
+        (void)take_word(st, slot, sp);
+        return hand_out(st, slot);
+    }
+
+    /// The class's next block from heads or the window (nullptr when both are empty).
+    static void* hand_out(span_state& st, std::uint32_t slot) noexcept {
+        if (free_block* const block = st.heads[slot]) {
+            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        const std::uint64_t bits = st.bits[slot];
+        if (bits == 0)
+            return nullptr;
+        st.bits[slot] = bits & (bits - 1);
+        return st.window[slot] +
+               static_cast<std::size_t>(std::countr_zero(bits)) * class_bytes_of_slot(slot);
+    }
+
+    /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
+    /// class's window (S5: zero in the bitmap, its blocks held by the class). False when
+    /// none is left before the bitmap's end.
+    static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        const std::uint32_t words = (sp->capacity + 63) / 64;
+        for (std::uint32_t w = sp->scan; w < words; ++w) {
+            const std::uint64_t bits = bitmap[w];
+            if (bits == 0)
+                continue;
+            bitmap[w] = 0;
+            sp->used += static_cast<std::uint32_t>(std::popcount(bits));
+            sp->scan = static_cast<std::uint16_t>(w + 1);
+            st.bits[slot] = bits;
+            st.window[slot] = span_begin(sp) + std::size_t{w} * 64 * span_class_bytes(sp);
+            return true;
+        }
+        sp->scan = static_cast<std::uint16_t>(words);
+        return false;
     }
 
     /// What `st` has kept free for its delay goes back to the OS: clean spans' pages and
@@ -183,8 +223,6 @@ struct span_core {
 
     // ---- slow paths ------------------------------------------------------------------
 
-    static constexpr bool threaded = Engine::home::threaded;
-
     /// S10: another thread's block goes to its owner's inbox; an owner whose thread
     /// ended has the sender take it back at once (home/per_thread.hpp).
     STA_NOINLINE static void send_home(span* sp, void* p) noexcept {
@@ -228,31 +266,30 @@ struct span_core {
                 retire_current(st, slot);
     }
 
-    /// The class stops allocating from its current span: the blocks of its list go back
-    /// to the span, the bump range leaves it (its blocks were never handed out: the span
-    /// ends where the bump stopped), and the span takes the role its free blocks give it.
+    /// The class stops allocating from its current span: the blocks of its list and of
+    /// its window go back to the span's bitmap, and the span takes the role its free
+    /// blocks give it.
     static void retire_current(span_state& st, std::uint32_t slot) noexcept {
         span* const sp = st.current[slot];
-        const std::size_t bytes = span_class_bytes(sp);
-        const auto bumped = static_cast<std::uint32_t>(
-            static_cast<std::size_t>(st.cursors[slot] - span_begin(sp)) / bytes);
-        sp->used -= sp->capacity - bumped;
-        sp->capacity = bumped;
+        std::uint64_t* const bitmap = span_bitmap(sp);
         for (void* b = st.heads[slot]; b != nullptr;) {
             void* const next = hooks::load_link(b);
-            hooks::store_link(b, sp->free);
-            sp->free = static_cast<free_block*>(b);
+            const std::uint32_t i = block_index(sp, b);
+            bitmap[i / 64] |= std::uint64_t{1} << (i % 64);
             --sp->used;
             b = next;
         }
+        if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
+            bitmap[sp->scan - 1] |= bits; // the window is the word last taken (S5)
+            sp->used -= static_cast<std::uint32_t>(std::popcount(bits));
+        }
         st.heads[slot] = nullptr;
-        st.cursors[slot] = st.ends[slot] = nullptr;
+        st.bits[slot] = 0;
+        st.window[slot] = nullptr;
         set_current(st, slot, nullptr);
         if (sp->used == 0) {
             span_life::make_clean(st, sp, os_now_ms());
         } else if (sp->capacity - sp->used >= reuse_threshold(sp->capacity)) {
-            sp->role = span_role::sleeping;
-            sp->wake_at = sp->used; // wake_partial below puts it on the partial list
             wake_partial(st, sp);
         } else {
             sp->role = span_role::sleeping;
@@ -260,60 +297,12 @@ struct span_core {
         }
     }
 
-    /// The class takes the span's free blocks as its list (S4: they count as used).
-    static void* take_list(span_state& st, std::uint32_t slot, span* sp) noexcept {
-        free_block* const block = in_address_order(sp);
-        sp->free = nullptr;
-        sp->used = sp->capacity;
-        st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
-        return block;
-    }
-
-    /// The span's free list relinked in ascending address order, so that the class
-    /// hands its blocks out in the order a walk over them goes: one pass over the list
-    /// into a bitmap of the span's blocks, one pass over the bitmap. A span is taken
-    /// with at least a quarter of it free, so this costs a few instructions per block.
-    static free_block* in_address_order(span* sp) noexcept {
-        constexpr std::size_t max_words = span_bytes / min_class_bytes / 64;
-        const std::size_t used_words = (std::size_t{sp->capacity} + 63) / 64;
-        std::uint64_t bits[max_words];
-        for (std::size_t w = 0; w < used_words; ++w)
-            bits[w] = 0;
-        std::byte* const begin = span_begin(sp);
-        const unsigned shift = static_cast<unsigned>(std::countr_zero(span_class_bytes(sp)));
-        for (void* b = sp->free; b != nullptr; b = hooks::load_link(b)) {
-            const std::size_t i =
-                static_cast<std::size_t>(static_cast<std::byte*>(b) - begin) >> shift;
-            bits[i / 64] |= std::uint64_t{1} << (i % 64);
-        }
-        void* head = nullptr;
-        void* last = nullptr;
-        for (std::size_t w = 0; w < used_words; ++w)
-            for (std::uint64_t m = bits[w]; m != 0; m &= m - 1) {
-                void* const b =
-                    begin + ((w * 64 + static_cast<std::size_t>(std::countr_zero(m))) << shift);
-                if (last != nullptr)
-                    hooks::store_link(last, b);
-                else
-                    head = b;
-                last = b;
-            }
-        if (last != nullptr)
-            hooks::store_link(last, nullptr);
-        return static_cast<free_block*>(head);
-    }
-
-    /// A free brought `used` to `wake_at`: the span empties, or wakes.
+    /// A free brought `used` to `wake_at`: the span empties, or wakes. A current span
+    /// that empties stays its class's (its bitmap has every block again).
     STA_NOINLINE static void span_event(span_state& st, span* sp) noexcept {
+        if (sp->role == span_role::current)
+            return;
         if (sp->used == 0) {
-            if (sp->role == span_role::current) {
-                // The class holds none of it (S4) and every block is back: bump order.
-                st.cursors[sp->slot] = span_begin(sp);
-                st.ends[sp->slot] = span_limit(sp);
-                sp->free = nullptr;
-                sp->used = sp->capacity;
-                return;
-            }
             if (sp->role == span_role::partial)
                 unlink_partial(st, sp);
             const std::uint32_t now = os_now_ms();
@@ -335,11 +324,14 @@ struct span_core {
         st.partial[sp->slot] = sp;
     }
 
+    /// `sp` (or none) becomes the class's current span, with an empty list and window.
     static void set_current(span_state& st, std::uint32_t slot, span* sp) noexcept {
         st.current[slot] = sp;
-        st.current_base[slot] =
-            sp == nullptr ? 0
-                          : reinterpret_cast<std::uintptr_t>(span_begin(sp)) & ~(span_bytes - 1);
+        st.current_base[slot] = reinterpret_cast<std::uintptr_t>(sp == nullptr ? nullptr
+                                                                                : span_begin(sp));
+        st.heads[slot] = nullptr;
+        st.bits[slot] = 0;
+        st.window[slot] = nullptr;
     }
 
     static void unlink_partial(span_state& st, span* sp) noexcept {
@@ -352,20 +344,23 @@ struct span_core {
         sp->next = sp->prev = nullptr;
     }
 
-    /// A clean span becomes the class's current span, all of it in the bump range.
-    static void start(span_state& st, span* sp, std::uint32_t slot) noexcept {
+    /// A clean span starts serving a class: every block free in its bitmap (S2, S4).
+    static void start(span* sp, std::uint32_t slot) noexcept {
         const std::size_t bytes = class_bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
-        sp->capacity = static_cast<std::uint32_t>(span_usable_bytes(sp) / bytes);
-        sp->used = sp->capacity;
+        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes);
+        sp->recip = reciprocal_of(bytes);
+        sp->used = 0;
         sp->wake_at = 0;
-        sp->free = nullptr;
+        sp->scan = 0;
         sp->role = span_role::current;
         sp->next = sp->prev = nullptr;
-        set_current(st, slot, sp);
-        st.heads[slot] = nullptr;
-        st.cursors[slot] = span_begin(sp);
-        st.ends[slot] = span_limit(sp);
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        const std::uint32_t full = sp->capacity / 64;
+        for (std::uint32_t w = 0; w < full; ++w)
+            bitmap[w] = ~std::uint64_t{0};
+        if (const std::uint32_t rest = sp->capacity % 64; rest != 0)
+            bitmap[full] = (std::uint64_t{1} << rest) - 1;
     }
 
     /// A span for a class, clean or purged (layout/span_life.hpp), else from a new
@@ -376,9 +371,9 @@ struct span_core {
         return map_segment(st) ? span_life::take_idle(st) : nullptr;
     }
 
-    /// Map a segment; its spans, never touched, join the purged list (their pages are
-    /// not resident) so that they come out in address order. False, with nothing
-    /// changed, when the OS refuses.
+    /// Map a segment; its spans of blocks join the purged list (their pages are not
+    /// resident: S11), or with prefault the clean list, so that they come out in
+    /// address order. False, with nothing changed, when the OS refuses.
     STA_NOINLINE static bool map_segment(span_state& st) noexcept {
         st.retained.release_all(); // kept big pages go first (heaps/retained_mappings.hpp)
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
@@ -397,15 +392,16 @@ struct span_core {
         ++st.mappings;
         mark_pool_segment(seg);
         Engine::home::segment_mapped();
-        // Prefaulted pages are resident: clean spans. Others are not until touched:
-        // purged ones, in the state purged pages are in (S11).
+        std::byte* const blocks = static_cast<std::byte*>(memory) + first_block_span * span_bytes;
+        const std::size_t block_bytes = segment_bytes - first_block_span * span_bytes;
         if (!st.prefault)
-            os_leave_unused(static_cast<std::byte*>(memory) + segment_meta_bytes,
-                            segment_bytes - segment_meta_bytes);
+            os_leave_unused(blocks, block_bytes);
         const std::uint32_t now = os_now_ms();
         for (std::uint32_t i = spans_per_segment; i-- != 0;) {
             span* const sp = &seg->spans[i];
             sp->owner = &st; // S9
+            if (i < first_block_span)
+                continue;
             if (st.prefault) {
                 span_life::make_clean(st, sp, now);
             } else {
@@ -415,8 +411,7 @@ struct span_core {
                 ++seg->idle_spans;
             }
         }
-        hooks::page_mapped(static_cast<std::byte*>(memory) + segment_meta_bytes,
-                           segment_bytes - segment_meta_bytes);
+        hooks::page_mapped(blocks, block_bytes);
         return true;
     }
 
@@ -425,15 +420,15 @@ struct span_core {
     template <class Fn>
     static void for_each_span(Fn&& fn) noexcept {
         for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
-            for (span& sp : seg->spans)
-                fn(sp);
+            for (std::uint32_t i = first_block_span; i < spans_per_segment; ++i)
+                fn(seg->spans[i]);
     }
 
     static void add_stats(pool_stats& out) noexcept {
         const span_state& st = s();
         out.mapping_bytes = segment_bytes;
         out.mappings = st.mappings;
-        out.bytes_reserved = st.mappings * (segment_bytes - segment_meta_bytes);
+        out.bytes_reserved = st.mappings * block_spans_per_segment * span_bytes;
         out.bytes_mapped = st.mappings * segment_bytes;
         out.bytes_purged = st.bytes_purged;
         out.bytes_given_back = st.bytes_given_back;
@@ -449,37 +444,48 @@ struct span_core {
             ++out.spans_in_use;
             const std::size_t bytes = span_class_bytes(&sp);
             class_stats& c = out.classes[smallest_class_slot - sp.slot];
-            std::size_t blocks = 0;
-            for (void* b = sp.free; b != nullptr; b = hooks::load_link(b))
-                ++blocks;
+            const std::size_t blocks = sp.capacity - sp.used; // in the bitmap (S4)
             c.free_blocks += blocks;
             out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - sp.capacity * bytes;
         });
         for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
-            const std::size_t bytes = class_bytes_of_slot(slot);
             class_stats& c = out.classes[smallest_class_slot - slot];
-            std::size_t blocks = static_cast<std::size_t>(st.ends[slot] - st.cursors[slot]) / bytes;
+            std::size_t blocks = static_cast<std::size_t>(std::popcount(st.bits[slot]));
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
-            out.bytes_free += blocks * bytes;
+            out.bytes_free += blocks * class_bytes_of_slot(slot);
         }
         out.bytes_in_use_high_water = out.bytes_reserved;
     }
 
+    /// The class of the free block p (0 when p is not a free block): for a checked
+    /// build's report of a double free.
     static std::size_t free_list_class_of(const void* p) noexcept {
         const span_state& st = s();
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
+        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 if (b == p)
                     return class_bytes_of_slot(slot);
-        std::size_t found = 0;
-        for_each_span([&found, p](span& sp) {
-            for (void* b = sp.free; found == 0 && b != nullptr; b = hooks::load_link(b))
-                if (b == p)
-                    found = span_class_bytes(&sp);
-        });
-        return found;
+            const auto d = static_cast<std::size_t>(static_cast<const std::byte*>(p) -
+                                                    st.window[slot]);
+            const std::size_t bytes = class_bytes_of_slot(slot);
+            if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
+                ((st.bits[slot] >> (d / bytes)) & 1) != 0)
+                return bytes;
+        }
+        if (!is_pool_segment(p))
+            return 0;
+        const span* const sp = span_of(p);
+        if (sp->owner != &st || sp->capacity == 0)
+            return 0;
+        const std::size_t bytes = span_class_bytes(sp);
+        const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(p) -
+                                                     span_begin(sp));
+        if (offset % bytes != 0 || offset / bytes >= sp->capacity)
+            return 0;
+        const std::size_t i = offset / bytes;
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;
     }
     static std::ptrdiff_t offset_in_memory(const void* p) noexcept {
         for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
