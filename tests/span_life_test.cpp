@@ -24,7 +24,7 @@ using sta::detail::span_usable_bytes;
 template <class Variant>
 class SpanLife : public ::testing::Test {};
 /// The span layout in both of its thread modes.
-using life_variants = ::testing::Types<branch_spans, branch_spans_seed>;
+using life_variants = ::testing::Types<table_spans, branch_spans, branch_spans_seed>;
 TYPED_TEST_SUITE(SpanLife, life_variants, variant_names);
 
 constexpr std::size_t block_bytes = 1024; // 64 to a span, 60 in a segment's first

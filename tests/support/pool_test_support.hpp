@@ -24,6 +24,7 @@ struct variant {
 };
 using table_cursor = variant<sta::dispatch::self_rewriting_table, sta::layout::shared_cursor>;
 using branch_cursor = variant<sta::dispatch::inline_branch, sta::layout::shared_cursor>;
+using table_spans = variant<sta::dispatch::self_rewriting_table, sta::layout::spans>;
 using branch_spans = variant<sta::dispatch::inline_branch, sta::layout::spans>;
 /// The span layout in the seed's thread mode (one owner for the program).
 using branch_spans_seed =
@@ -34,16 +35,15 @@ using default_variant = variant<sta::dispatch::default_policy, sta::layout::defa
 
 /// Every combination of dispatch and layout, each in its default thread mode (the
 /// cursor: one owner; spans: per thread): what every behaviour of the pool is tested on.
-/// The seed's table runs on the seed's layout only (dispatch/self_rewriting_table.hpp).
-using pool_variants = ::testing::Types<table_cursor, branch_cursor, branch_spans>;
+using pool_variants = ::testing::Types<table_cursor, branch_cursor, table_spans, branch_spans>;
 /// The pools with one owner thread: what the seed's thread rule is tested on.
 using one_owner_variants = ::testing::Types<table_cursor, branch_cursor, branch_spans_seed>;
 /// The per-thread pools.
-using per_thread_variants = ::testing::Types<branch_spans>;
+using per_thread_variants = ::testing::Types<table_spans, branch_spans>;
 /// The seed's layout only, for tests of its own mechanics (shared cursor, carving).
 using shared_cursor_variants = ::testing::Types<table_cursor, branch_cursor>;
 /// The span layout only, for tests of its own mechanics.
-using span_variants = ::testing::Types<branch_spans, branch_spans_seed>;
+using span_variants = ::testing::Types<table_spans, branch_spans>;
 
 template <class V>
 constexpr bool is_spans = std::is_same_v<typename V::layout, sta::layout::spans>;

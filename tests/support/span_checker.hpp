@@ -6,6 +6,7 @@
 #include "sta/detail/layout/spans.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -47,7 +48,8 @@ std::string check_spans(std::span<const held_block> held) {
             fail("S1: segment " + hex(seg) + " is not in the segment map");
         newer = seg;
         std::uint32_t idle = 0, purged = 0;
-        for (const span& sp : seg->spans) {
+        for (std::uint32_t k = first_block_span; k < spans_per_segment; ++k) {
+            const span& sp = seg->spans[k];
             if (sp.owner != &s)
                 fail("S9: span " + hex(&sp) + " is not owned by the state that mapped it");
             idle += sp.role == span_role::clean || sp.role == span_role::purged;
@@ -57,7 +59,7 @@ std::string check_spans(std::span<const held_block> held) {
         if (idle != seg->idle_spans)
             fail("S11: segment " + hex(seg) + " has " + num(idle) + " clean or purged spans, " +
                  "idle_spans says " + num(seg->idle_spans));
-        if (purged == spans_per_segment)
+        if (purged == block_spans_per_segment)
             fail("S12: every span of segment " + hex(seg) + " is purged, yet it is mapped");
     }
     // S10: blocks sent home count as used until the owner drains them; the checker
@@ -104,8 +106,8 @@ std::string check_spans(std::span<const held_block> held) {
     }
     for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
         const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
-        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] ||
-                        s.cursors[slot] != s.ends[slot]))
+        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] ||
+                        s.window[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
         const std::uintptr_t base =
             s.current[slot] == nullptr
@@ -116,7 +118,7 @@ std::string check_spans(std::span<const held_block> held) {
         if (const span* cur = s.current[slot]) {
             if (cur->role != span_role::current || cur->slot != slot)
                 fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
-        } else if (s.heads[slot] != nullptr || s.cursors[slot] != s.ends[slot]) {
+        } else if (s.heads[slot] != nullptr || s.bits[slot] != 0 || s.window[slot] != nullptr) {
             fail("S5: slot " + num(slot) + " has blocks but no current span");
         }
         std::size_t walked = 0;
@@ -135,28 +137,12 @@ std::string check_spans(std::span<const held_block> held) {
             fail("T1: slot " + num(slot) + " has free blocks but does not serve them");
     }
 
-    // S2, S4, S6, S7, S8: each span.
-    const std::size_t max_blocks = span_bytes / min_class_bytes + 1;
-    auto walk = [&](const free_block* first, const span* sp, const char* what) {
-        std::size_t n = 0;
-        const std::size_t bytes = class_bytes_of_slot(sp->slot);
-        for (const void* b = first; b != nullptr; b = hooks::load_link(const_cast<void*>(b))) {
-            if (++n > max_blocks) {
-                fail(std::string("S6: the ") + what + " of span " + hex(sp) + " does not end");
-                break;
-            }
-            const auto a = reinterpret_cast<std::uintptr_t>(b);
-            if (span_of(b) != sp)
-                fail(std::string("S5/S6: a block on the ") + what + " of span " + hex(sp) +
-                     " lies in another span");
-            pieces.push_back({a, a + bytes, what});
-        }
-        return n;
-    };
+    // S2, S4, S5, S6, S7, S8: each span. Its free blocks (the bitmap's bits, and for the
+    // current span the class's list and window) become pieces of the tiling below.
     for (const span* sp : spans) {
         if (sp->role == span_role::clean || sp->role == span_role::purged) {
             ++(sp->role == span_role::clean ? clean : purged);
-            if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0 || sp->free != nullptr)
+            if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0)
                 fail("S2: clean or purged span " + hex(sp) + " still has a class or blocks");
             continue;
         }
@@ -166,24 +152,63 @@ std::string check_spans(std::span<const held_block> held) {
             continue;
         }
         const std::size_t bytes = class_bytes_of_slot(slot);
-        if (sp->capacity > span_usable_bytes(sp) / bytes ||
-            (sp->capacity == 0 && sp->role != span_role::sleeping))
-            fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", at most " +
+        if (sp->capacity != span_usable_bytes(sp) / bytes)
+            fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
                  num(span_usable_bytes(sp) / bytes));
-        const std::size_t on_span = walk(sp->free, sp, "span list");
+        if (sp->recip != reciprocal_of(bytes))
+            fail("S2: span " + hex(sp) + " has a wrong reciprocal of its class");
+        const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
+        auto free_block_at = [&](std::size_t i, const char* what) {
+            pieces.push_back({begin + i * bytes, begin + (i + 1) * bytes, what});
+        };
+        const std::uint64_t* const bitmap = span_bitmap(sp);
+        std::size_t in_bitmap = 0;
+        for (std::size_t w = 0; w < bitmap_words; ++w)
+            for (std::uint64_t m = bitmap[w]; m != 0; m &= m - 1) {
+                const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+                if (i >= sp->capacity) {
+                    fail("S2: span " + hex(sp) + " has a bit set past its capacity");
+                    break;
+                }
+                free_block_at(i, "bitmap");
+                ++in_bitmap;
+            }
         std::size_t held_by_class = 0;
         if (sp->role == span_role::current) {
             if (s.current[slot] != sp)
                 fail("S3: span " + hex(sp) + " says current but its class has another");
-            held_by_class = walk(s.heads[slot], sp, "class list");
-            const auto c = reinterpret_cast<std::uintptr_t>(s.cursors[slot]);
-            const auto e = reinterpret_cast<std::uintptr_t>(s.ends[slot]);
-            if (e != reinterpret_cast<std::uintptr_t>(span_limit(sp)) || c > e ||
-                c < reinterpret_cast<std::uintptr_t>(span_begin(sp)) || (e - c) % bytes != 0)
-                fail("S5: the bump range of slot " + num(slot) + " is not a tail of its span");
-            else if (c < e)
-                pieces.push_back({c, e, "bump range"});
-            held_by_class += (e - c) / bytes;
+            std::size_t n = 0;
+            for (const void* b = s.heads[slot]; b != nullptr;
+                 b = hooks::load_link(const_cast<void*>(b))) {
+                if (++n > sp->capacity) {
+                    fail("S6: the class list of slot " + num(slot) + " does not end");
+                    break;
+                }
+                const auto a = reinterpret_cast<std::uintptr_t>(b);
+                if (span_of(b) != sp || (a - begin) % bytes != 0)
+                    fail("S5: a block on the class list of slot " + num(slot) +
+                         " is no block of its current span");
+                pieces.push_back({a, a + bytes, "class list"});
+            }
+            held_by_class = n;
+            if (s.window[slot] != nullptr || s.bits[slot] != 0) {
+                const auto window = reinterpret_cast<std::uintptr_t>(s.window[slot]);
+                const std::size_t first = (window - begin) / bytes;
+                if (window < begin || (window - begin) % (64 * bytes) != 0 ||
+                    first / 64 + 1 != sp->scan)
+                    fail("S5: the window of slot " + num(slot) +
+                         " is not the word its span's scan last took");
+                else
+                    for (std::uint64_t m = s.bits[slot]; m != 0; m &= m - 1) {
+                        const std::size_t i = first + static_cast<std::size_t>(std::countr_zero(m));
+                        if (i >= sp->capacity) {
+                            fail("S5: the window of slot " + num(slot) + " runs past its span");
+                            break;
+                        }
+                        free_block_at(i, "window");
+                        ++held_by_class;
+                    }
+            }
             if (sp->wake_at != 0)
                 fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at));
         } else if (sp->role == span_role::partial) {
@@ -196,9 +221,9 @@ std::string check_spans(std::span<const held_block> held) {
                 fail("S7: sleeping span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
                      " >= used " + num(sp->used));
         }
-        if (sp->used + on_span != sp->capacity)
-            fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(on_span) +
-                 " on its list != capacity " + num(sp->capacity));
+        if (sp->used + in_bitmap != sp->capacity)
+            fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(in_bitmap) +
+                 " in its bitmap != capacity " + num(sp->capacity));
         if (held_by_class > sp->used)
             fail("S4: span " + hex(sp) + " has more blocks held by its class than used");
     }

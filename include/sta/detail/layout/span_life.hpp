@@ -68,7 +68,6 @@ struct span_life {
     /// `sp`'s blocks have all come back (or it is fresh): it joins the clean list, newest
     /// first (S11), and any class may take it.
     static void make_clean(span_state& st, span* sp, std::uint32_t now) noexcept {
-        sp->free = nullptr;
         sp->used = 0;
         sp->wake_at = 0;
         sp->capacity = 0;

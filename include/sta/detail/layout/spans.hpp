@@ -357,8 +357,8 @@ struct span_core {
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t full = sp->capacity / 64;
-        for (std::uint32_t w = 0; w < full; ++w)
-            bitmap[w] = ~std::uint64_t{0};
+        for (std::uint32_t w = 0; w < bitmap_words; ++w)
+            bitmap[w] = w < full ? ~std::uint64_t{0} : 0;
         if (const std::uint32_t rest = sp->capacity % 64; rest != 0)
             bitmap[full] = (std::uint64_t{1} << rest) - 1;
     }
