@@ -214,11 +214,14 @@ class basic_memory_pool {
         engine::push(slot, p);
     }
 
-    /// Span layout: free_class for a pooled block (detail::is_pool_segment) allocated
-    /// with its whole class bytes, the class its span names.
+    /// Span layout: the free of a pooled block (detail::is_pool_segment) allocated with
+    /// its whole class bytes, the class its span names, without a size: it goes to its
+    /// span's bitmap (detail/layout/spans.hpp, release_unsized), never to its class's list.
     STA_FORCE_INLINE static void
     free_in_span(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
-        free_class(p, detail::span_of(p)->slot);
+        engine::home::check_thread();
+        before_free(p, detail::pooled_block_bytes(p));
+        core::release_unsized(p);
     }
 
     /// Resize a block. Same pointer while the class does not change. A shrink within

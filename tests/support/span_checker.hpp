@@ -163,7 +163,9 @@ std::string check_spans(std::span<const held_block> held) {
         };
         const std::uint64_t* const bitmap = span_bitmap(sp);
         std::size_t in_bitmap = 0;
-        for (std::size_t w = 0; w < bitmap_words; ++w)
+        if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp)))
+            fail("S4: span " + hex(sp) + " does not point at its bitmap");
+        for (std::size_t w = 0; w < (sp->capacity + 63) / 64; ++w)
             for (std::uint64_t m = bitmap[w]; m != 0; m &= m - 1) {
                 const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
                 if (i >= sp->capacity) {
@@ -209,8 +211,9 @@ std::string check_spans(std::span<const held_block> held) {
                         ++held_by_class;
                     }
             }
-            if (sp->wake_at != 0)
-                fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at));
+            if (sp->wake_at > sp->used)
+                fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
+                     " > used " + num(sp->used));
         } else if (sp->role == span_role::partial) {
             if (sp->wake_at != 0)
                 fail("S7: partial span " + hex(sp) + " has wake_at " + num(sp->wake_at));

@@ -39,8 +39,9 @@
 //  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
 //      [begin, limit), begin = base + index * span_bytes, index 1..31; `recip` is
 //      ceil(2^32 / class bytes), so that a block's index is (offset * recip) >> 32. Its
-//      bitmap has `capacity` bits in use, the rest zero. A clean or purged span has slot
-//      0 and capacity 0.
+//      bitmap (span 0's, at `bitmap`) has a bit per block in its first
+//      ceil(capacity / 64) words, none past capacity. A clean or purged span has slot 0
+//      and capacity 0.
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
 //      (layout/span_life.hpp); current: `current[slot]` of its class, on no list, and
 //      current_base[slot] is its address (0 when the class has no current span).
@@ -53,8 +54,10 @@
 //      there is no current span. A word taken is zero in the bitmap.
 //  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
 //      bits[slot] are its `capacity` blocks, each once.
-//  S7  wake_at is 0 for current and partial spans; a sleeping span has
-//      wake_at < used, and wakes (becomes partial) when a free brings used to it.
+//  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
+//      (becomes partial) when a free brings used to it. A current span has wake_at <=
+//      used, at most heartbeat_frees below it since its last event or word taken: the
+//      free that brings used there runs the slow-path checks (its heartbeat).
 //  S8  A span whose blocks are all free (used == 0) is clean or purged, unless it is
 //      current.
 //  S9  Every span's owner is the state that mapped its segment, from then on: a state
@@ -76,6 +79,7 @@
 #include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -111,8 +115,9 @@ struct alignas(64) span {
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;
-    span_state* owner = nullptr; // S9: the state whose segment this is
-    std::uint32_t since_ms = 0;  // S11: clean: when it became clean (os_now_ms)
+    span_state* owner = nullptr;     // S9: the state whose segment this is
+    std::uint64_t* bitmap = nullptr; // S4: in span 0 of the segment, for spans 1..31
+    std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
 };
 
 struct segment {
@@ -145,16 +150,33 @@ inline std::uint32_t span_index(const span* sp) noexcept {
 inline std::byte* span_begin(const span* sp) noexcept {
     return reinterpret_cast<std::byte*>(segment_of(sp)) + span_index(sp) * span_bytes;
 }
+/// Where the bitmap of span `index` of a segment lies (span::bitmap holds it).
+inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index) noexcept {
+    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + bitmap_offset +
+                                            index * bitmap_bytes);
+}
 /// The span's bitmap: a bit per block (S2, S4).
-inline std::uint64_t* span_bitmap(const span* sp) noexcept {
-    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(segment_of(sp)) +
-                                            bitmap_offset + span_index(sp) * bitmap_bytes);
+STA_FORCE_INLINE std::uint64_t* span_bitmap(const span* sp) noexcept {
+    return sp->bitmap;
 }
 /// The index of block p in its span: one multiply (S2).
 STA_FORCE_INLINE std::uint32_t block_index(const span* sp, const void* p) noexcept {
     const std::uint64_t offset = reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1);
     return static_cast<std::uint32_t>((offset * sp->recip) >> 32);
 }
+/// The index of the lowest set bit of a non-zero word, as a 64-bit value: one tzcnt (bsf
+/// on a processor without BMI1, the same for a non-zero word), without the sign
+/// extension g++ adds to std::countr_zero's int.
+STA_FORCE_INLINE std::uint64_t lowest_bit(std::uint64_t word) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    std::uint64_t index;
+    __asm__("tzcnt %1, %0" : "=r"(index) : "r"(word) : "cc");
+    return index;
+#else
+    return static_cast<std::uint64_t>(std::countr_zero(word));
+#endif
+}
+
 /// ceil(2^32 / bytes): exact for every block offset within a span (S2).
 constexpr std::uint32_t reciprocal_of(std::size_t bytes) noexcept {
     return static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bytes - 1) / bytes);

@@ -37,6 +37,7 @@
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
 
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,14 @@ struct span_core {
 
     // ---- the fast paths --------------------------------------------------------------
 
+    /// Block bytes of each canonical slot, for a multiply with a memory operand.
+    static constexpr std::array<std::size_t, slot_count> steps = [] {
+        std::array<std::size_t, slot_count> out{};
+        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
+            out[slot] = class_bytes_of_slot(slot);
+        return out;
+    }();
+
     /// A block of the class of a canonical pooled slot: heads, else the window.
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
         span_state& st = s();
@@ -61,8 +70,7 @@ struct span_core {
         const std::uint64_t bits = st.bits[slot];
         if (bits != 0) [[likely]] {
             st.bits[slot] = bits & (bits - 1);
-            return st.window[slot] +
-                   static_cast<std::size_t>(std::countr_zero(bits)) * class_bytes_of_slot(slot);
+            return st.window[slot] + lowest_bit(bits) * steps[slot];
         }
         return refill(slot);
     }
@@ -86,6 +94,24 @@ struct span_core {
                 return send_home(sp, p); // S10
         release_to_span(st, sp, p);
     }
+
+    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
+    /// its span's bitmap, whatever span it lies in. Such a free never feeds the class's
+    /// list or window, so a class that allocates refills every 64 blocks at the most,
+    /// and frees into the current span count down to its heartbeat (S7): the slow-path
+    /// checks run under any pattern of calls, a loop of malloc and free included.
+    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
+        span_state& st = s();
+        span* const sp = span_of(p);
+        if constexpr (threaded)
+            if (sp->owner != &st) [[unlikely]]
+                return send_home(sp, p); // S10
+        release_to_span(st, sp, p);
+    }
+
+    /// Frees into the current span between two of its span events: the heartbeat of a
+    /// class whose frees all set bits (release_unsized), S7.
+    static constexpr std::uint32_t heartbeat_frees = 64;
 
     /// A block of `sp`, freed by the thread that holds `st` (its owner, or the thread
     /// draining a parked state): its bit is set (S4, S7).
@@ -152,8 +178,7 @@ struct span_core {
         if (bits == 0)
             return nullptr;
         st.bits[slot] = bits & (bits - 1);
-        return st.window[slot] +
-               static_cast<std::size_t>(std::countr_zero(bits)) * class_bytes_of_slot(slot);
+        return st.window[slot] + lowest_bit(bits) * steps[slot];
     }
 
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
@@ -168,6 +193,7 @@ struct span_core {
                 continue;
             bitmap[w] = 0;
             sp->used += static_cast<std::uint32_t>(std::popcount(bits));
+            sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             sp->scan = static_cast<std::uint16_t>(w + 1);
             st.bits[slot] = bits;
             st.window[slot] = span_begin(sp) + std::size_t{w} * 64 * span_class_bytes(sp);
@@ -297,11 +323,16 @@ struct span_core {
         }
     }
 
-    /// A free brought `used` to `wake_at`: the span empties, or wakes. A current span
+    /// A free brought `used` to `wake_at`: the span empties, or wakes; a current span's
+    /// heartbeat (S7) runs the slow-path checks and counts down again. A current span
     /// that empties stays its class's (its bitmap has every block again).
     STA_NOINLINE static void span_event(span_state& st, span* sp) noexcept {
-        if (sp->role == span_role::current)
+        if (sp->role == span_role::current) {
+            if (waits(st)) // this state's own (its holder may hold a parked state's lock)
+                give_back_due(st, os_now_ms());
+            sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             return;
+        }
         if (sp->used == 0) {
             if (sp->role == span_role::partial)
                 unlink_partial(st, sp);
@@ -357,8 +388,8 @@ struct span_core {
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t full = sp->capacity / 64;
-        for (std::uint32_t w = 0; w < bitmap_words; ++w)
-            bitmap[w] = w < full ? ~std::uint64_t{0} : 0;
+        for (std::uint32_t w = 0; w < full; ++w)
+            bitmap[w] = ~std::uint64_t{0};
         if (const std::uint32_t rest = sp->capacity % 64; rest != 0)
             bitmap[full] = (std::uint64_t{1} << rest) - 1;
     }
@@ -402,6 +433,7 @@ struct span_core {
             sp->owner = &st; // S9
             if (i < first_block_span)
                 continue;
+            sp->bitmap = bitmap_of_span(seg, i);
             if (st.prefault) {
                 span_life::make_clean(st, sp, now);
             } else {
