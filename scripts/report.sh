@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark report — the README's main command.
 #
-#   scripts/report.sh [--quick] [--allow-missing]
+#   scripts/report.sh [--quick] [--allow-missing] [--extra-peers=DIR]
 #
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
@@ -9,9 +9,10 @@
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
-# programs on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64, the Windows
-# benchmarks under wine — then prints the main Markdown table and writes
-# docs/benchmarks.md and docs/benchmarks.svg. About 20-25 minutes on 2 cores.
+# programs and the memory given back after a big free on libsta_malloc.so (LD_PRELOAD)
+# and, cross-built with mingw-w64, the Windows benchmarks under wine — then prints the
+# main Markdown table and writes docs/benchmarks.md and docs/benchmarks.svg. About 25-35
+# minutes on 2 cores (more with the extra peers).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -21,6 +22,13 @@
 #                    the reason, under its heading, instead of failing the report.
 #                    Without it, a missing tool fails the report: scripts/install-deps.sh
 #                    --bench installs them all.
+#   --extra-peers=DIR  the folder of the extra LD_PRELOAD peers, the newest releases of
+#                    mimalloc, snmalloc and rpmalloc built apart (scripts/peer_library.sh):
+#                    the same as STA_EXTRA_PEERS_DIR=DIR; by default ../shared/peers beside
+#                    the repository; empty: none. Each one present runs wherever Debian's
+#                    peers run under LD_PRELOAD and counts among the general-purpose peers;
+#                    one not present is left out whatever --allow-missing says, and the
+#                    report says so. A folder named here that does not exist fails.
 set -Eeuo pipefail
 trap 'echo "report.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -32,7 +40,8 @@ for arg in "$@"; do
     case "$arg" in
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        --extra-peers=*) export STA_EXTRA_PEERS_DIR="${arg#--extra-peers=}" ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -73,6 +82,23 @@ for p in mimalloc jemalloc tcmalloc; do
         preloads+=("$p")
     else
         missing "preload:$p" "$p's library is not installed"
+    fi
+done
+# The extra peers (scripts/peer_library.sh --extra): optional, said when not present.
+if [[ -n "${STA_EXTRA_PEERS_DIR:-}" && ! -d "$STA_EXTRA_PEERS_DIR" ]]; then
+    die "STA_EXTRA_PEERS_DIR=$STA_EXTRA_PEERS_DIR (--extra-peers): no such folder"
+fi
+export STA_EXTRA_PEERS_DIR="${STA_EXTRA_PEERS_DIR-$(dirname "$PWD")/shared/peers}"
+for p in $(scripts/peer_library.sh --extra); do
+    if lib="$(scripts/peer_library.sh "$p" 2>/dev/null)"; then
+        echo "  extra peer $p: $lib" >&2
+        preload[$p]="$lib"
+        preloads+=("$p")
+    else
+        reason="$(scripts/peer_library.sh "$p" 2>&1 >/dev/null || true)"
+        echo "  extra peer $p left out: $reason" >&2
+        skips+=(--skip "preload:$p=$reason")
+        absent[preload:$p]=1
     fi
 done
 # available ALLOCATOR: false when the package behind it was skipped above
@@ -313,7 +339,8 @@ fi
 
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
-# 9 programs x (2 + 5 x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes.
+# 9 programs x (2 + allocators x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes
+# with glibc, Debian's 3 peers and libsta_malloc, 8 more a peer.
 program_reps=7
 if ((quick)); then program_reps=3; fi
 program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz

@@ -37,19 +37,28 @@ PEERS = {
     "mimalloc": ["mimalloc", "mimalloc (new)", "mimalloc-dlopen"],
     "jemalloc": ["jemalloc", "jemalloc (new)"],
     "tcmalloc": ["tcmalloc", "tcmalloc (new)"],
+    "mimalloc3": ["mimalloc3", "mimalloc3 (new)"],
+    "snmalloc": ["snmalloc", "snmalloc (new)"],
+    "rpmalloc": ["rpmalloc", "rpmalloc (new)"],
     "boost::pool": ["boost-pool"],
     "bump": ["pmr-monotonic", "foonathan-stack"],
     "original CComBSTR": ["bstr-original"],
     "seed mode": [SEED_ROW],  # the seed-mode measures only (they name it beside ours)
 }
+# The LD_PRELOAD peers: Debian's packages, then the extra ones, the newest releases of
+# the best peers built apart (scripts/peer_library.sh: from STA_EXTRA_PEERS_DIR, by
+# default ../shared/peers beside the repository; scripts/report.sh skips the ones not
+# present, whatever --allow-missing says). "mimalloc" is Debian's (2.0.9) alone.
+DEBIAN_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
+EXTRA_PEERS = ["mimalloc3", "snmalloc", "rpmalloc"]
 # Groups of peers; "all" is every allocator that is not the pool.
-GROUPS = {"general": ["mimalloc", "jemalloc", "tcmalloc"]}
+GROUPS = {"general": DEBIAN_PEERS + EXTRA_PEERS}
 GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
               "seed mode": "the seed's mode (threads::one_owner)"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
-PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
+PRELOAD_PEERS = DEBIAN_PEERS + EXTRA_PEERS
 
 PRETTY = {
     "sta-branch": "sta (inline_branch)",
@@ -70,6 +79,9 @@ PRETTY = {
     "mimalloc": "mimalloc (LD_PRELOAD)",
     "jemalloc": "jemalloc (LD_PRELOAD)",
     "tcmalloc": "tcmalloc (LD_PRELOAD)",
+    "mimalloc3": "mimalloc 3.4.3 (LD_PRELOAD)",
+    "snmalloc": "snmalloc (LD_PRELOAD)",
+    "rpmalloc": "rpmalloc (LD_PRELOAD)",
     "pmr-unsync-pool": "pmr::unsynchronized_pool_resource",
     "pmr-monotonic": "pmr::monotonic_buffer_resource",
     "foonathan-pool": "foonathan::memory_pool",
@@ -237,6 +249,17 @@ def median_by(rows, key, field_name, path):
 def preloaded(data):
     """The LD_PRELOAD peers not skipped."""
     return [p for p in PRELOAD_PEERS if "preload:" + p not in data.skips]
+
+
+def extra_peers(data):
+    """The extra LD_PRELOAD peers present (not skipped)."""
+    return [p for p in EXTRA_PEERS if "preload:" + p not in data.skips]
+
+
+def peer_list(names):
+    """'a, b and c' of the pretty names without " (LD_PRELOAD)"."""
+    names = [pretty(n).replace(" (LD_PRELOAD)", "") for n in names]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def dispatch_rows(data):

@@ -48,6 +48,9 @@ peer), string_building meets it in time but misses on peak RSS (3924 / 2864 KiB 
 mimalloc), sqlite3 and pigz miss in time. Round by round (walls), mimalloc's time /
 libsta_malloc's on xmllint is 0.76x..1.56x, median 1.06x: the medians' 1.11x is noise-deep.
 
+The extra LD_PRELOAD peers (mimalloc3, snmalloc, rpmalloc) have no rows in the fixture:
+they are skipped as not present, as report.sh skips them when their folder lacks them.
+
 Run: python3 -B -m unittest discover -s tests/report   (ctest: report_py_test)
 """
 import contextlib
@@ -67,8 +70,14 @@ from report import core  # noqa: E402
 from report.sections import programs as program_section, traversal, waves  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixture")
-SKIPS = {"preload:tcmalloc": "libtcmalloc.so.4 is not installed"}
-SKIP_ARGS = ["--skip", "preload:tcmalloc=libtcmalloc.so.4 is not installed"]
+# The fixture has no rows of the extra peers: skipped as report.sh skips them when their
+# folder does not have them.
+NOT_PRESENT = {p: f"{f} is not present in /nowhere/shared/peers" for p, f in
+               [("mimalloc3", "libmimalloc-v3.4.3.so"), ("snmalloc", "libsnmallocshim.so"),
+                ("rpmalloc", "librpmalloc.so")]}
+SKIPS = dict({"preload:tcmalloc": "libtcmalloc.so.4 is not installed"},
+             **{f"preload:{p}": reason for p, reason in NOT_PRESENT.items()})
+SKIP_ARGS = [a for key, reason in SKIPS.items() for a in ["--skip", f"{key}={reason}"]]
 
 
 def run_main(argv):
@@ -84,6 +93,20 @@ class Sections(unittest.TestCase):
         modules = {f[:-3] for f in os.listdir(folder) if f.endswith(".py") and f != "__init__.py"}
         self.assertEqual({s.__name__.rsplit(".", 1)[1] for s in report.SECTIONS}, modules)
         self.assertTrue(all(s in report.SECTIONS for s in report.TARGET_ORDER))
+
+
+class Peers(unittest.TestCase):
+    def test_extra_peers_are_general_purpose_preload_peers(self):
+        for p in ["mimalloc3", "snmalloc", "rpmalloc"]:
+            self.assertIn(p, core.GROUPS["general"])
+            self.assertIn(p, core.PRELOAD_PEERS)
+            self.assertIn(p, core.variants("general"))
+            self.assertIn(p + " (new)", core.variants("general"))
+            self.assertIn("preload:" + p, report.SKIPPABLE)
+        self.assertEqual(core.pretty("mimalloc3"), "mimalloc 3.4.3 (LD_PRELOAD)")
+        self.assertEqual(core.pretty("snmalloc (new)"), "snmalloc (LD_PRELOAD, operator new)")
+        # "mimalloc" stays Debian's: the targets against mimalloc do not take version 3
+        self.assertNotIn("mimalloc3", core.variants("mimalloc"))
 
 
 class Judging(unittest.TestCase):
@@ -428,6 +451,25 @@ class Report(unittest.TestCase):
         self.assertIn("Skipped under LD_PRELOAD: tcmalloc (libtcmalloc.so.4 is not installed)",
                       md)
         self.assertTrue(os.path.getsize(os.path.join(self.docs, "benchmarks.svg")) > 0)
+
+    def test_absent_extra_peers_are_said(self):
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        bullet = next(line for line in md.splitlines()
+                      if line.startswith("- **the newest releases** of the peers"))
+        self.assertIn("Not present here, so not measured: mimalloc 3.4.3, snmalloc and rpmalloc "
+                      "(libmimalloc-v3.4.3.so is not present in /nowhere/shared/peers; ", bullet)
+        self.assertNotIn("Measured in this run", bullet)
+        # the Debian peer skipped stays on its own line
+        self.assertIn("Skipped under LD_PRELOAD: tcmalloc (libtcmalloc.so.4 is not installed).",
+                      md)
+
+    def test_extra_peers_are_required_unless_skipped(self):
+        status, _, err = run_main([self.results, "--docs", self.docs, "--skip",
+                                   "preload:tcmalloc=libtcmalloc.so.4 is not installed"])
+        self.assertEqual(status, 1)
+        self.assertIn("get-mimalloc3.json", err)
 
     def test_missing_policy_is_an_error(self):
         path = os.path.join(self.results, "get.json")
