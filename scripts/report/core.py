@@ -113,7 +113,9 @@ class Cond(NamedTuple):
     bound "flat": ours is (lowest, highest) of the pool's figure over live-set sizes / the
     smallest's, within 1 +- threshold (group unused);
     bound "at_most": ours <= threshold, the figure itself (a ratio: wave 10 over wave 1,
-    peak RSS over 64 MiB); the group's best figure is shown beside it.
+    peak RSS over 64 MiB); the group's best figure is shown beside it;
+    bound "share_at_most": ours <= the group's best (lowest) figure + threshold, both
+    shares (0..1, shown as percentages: the share of the peak still resident).
     """
     measure: str
     group: Optional[str]
@@ -369,6 +371,10 @@ def check(measures, cond):
     elif cond.bound == "at_most":
         value = figure.ours
         ok = value is not None and value <= cond.threshold
+    elif cond.bound == "share_at_most":
+        value = figure.ours
+        ok = value is not None and figure.value is not None and \
+            value <= figure.value + cond.threshold
     else:
         raise ValueError(f"unknown bound {cond.bound}")
     return Check(cond, figure, value, ok)
@@ -391,6 +397,11 @@ def fmt(x, digits=2):
 
 def fx(r):
     return "n/a" if r is None else f"{r:.2f}×"
+
+
+def pct(share):
+    """A share (0..1) as a percentage: '12.3 %'."""
+    return "n/a" if share is None else f"{100 * share:.1f} %"
 
 
 def md_table(header, rows):
@@ -454,6 +465,9 @@ def cond_text(target, c):
         return f"{prefix}≤{c.threshold:g}× {GROUP_TEXT[c.group]}"
     if c.bound == "at_most":
         return f"{prefix}≤{c.threshold:g}×"
+    if c.bound == "share_at_most":
+        margin = f" + {100 * c.threshold:g} points" if c.threshold else ""
+        return f"{prefix}≤ {GROUP_TEXT[c.group]}{margin}"
     return f"{prefix}within ±{c.threshold * 100:.0f}% from 10^3 to 10^7 live blocks"
 
 
@@ -466,6 +480,10 @@ def measured_text(target, c):
         best_peer = (f"{pretty(c.figure.variant)} {fx(c.figure.value)}" if c.figure.variant
                      else "n/a")
         return f"{prefix}{fx(c.value)} (best peer: {best_peer})"
+    if c.cond.bound == "share_at_most":
+        best_peer = (f"{pretty(c.figure.variant)} {pct(c.figure.value)}" if c.figure.variant
+                     else "n/a")
+        return f"{prefix}{pct(c.value)} (best: {best_peer})"
     word = "vs" if c.cond.bound == "faster" else "of"
     peer = pretty(c.figure.variant) if c.figure.variant else GROUP_TEXT[c.cond.group]
     return f"{prefix}{fx(c.value)} {word} {peer}"
