@@ -34,7 +34,7 @@ while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
 done
