@@ -42,7 +42,8 @@ def load(data, results):
         try:
             alloc, activity, mode = NAMES[r["allocator"]], r["activity"], r["mode"]
             row = {f: float(r[f]) for f in FIELDS}
-            mib, activity_ms, blocks = int(r["mib"]), int(r["activity_ms"]), int(r["blocks_per_ms"])
+            mib, activity_ms = int(r["mib"]), int(r["activity_ms"])
+            blocks = int(r["blocks_per_ms"])
         except (KeyError, TypeError, ValueError):
             raise ReportError(f"{path}: a malformed memory_back line: {r}") from None
         if (r.get("kind") != "memory_back" or activity not in ACTIVITIES or mode not in MODES
@@ -59,12 +60,13 @@ def load(data, results):
     data.memory_back_setup = {
         "mib": setup["mib"].pop(), "activity_ms": setup["activity_ms"].pop(),
         "blocks_per_ms": {a: b.pop() for a, b in setup["blocks_per_ms"].items()}}
+    def over_baseline_mib(rows, field_name):
+        return statistics.median(r[field_name] - r["baseline_kib"] for r in rows) / 1024
+
     data.memory_back = {
-        key: {"peak_mib": statistics.median(r["peak_kib"] - r["baseline_kib"] for r in rows) / 1024,
-              "after_mib": statistics.median(r["after_kib"] - r["baseline_kib"]
-                                             for r in rows) / 1024,
-              "share": statistics.median(r["after_share"] for r in rows),
-              "runs": len(rows)}
+        key: {"peak_mib": over_baseline_mib(rows, "peak_kib"),
+              "after_mib": over_baseline_mib(rows, "after_kib"),
+              "share": statistics.median(r["after_share"] for r in rows), "runs": len(rows)}
         for key, rows in runs.items()}
     data.memory_back_modes = [m for m in MODES if any(k[1] == m for k in runs)]
 
