@@ -11,8 +11,9 @@
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
 # programs and the memory given back after a big free on libsta_malloc.so (LD_PRELOAD)
 # and, cross-built with mingw-w64, the Windows benchmarks under wine — then prints the
-# main Markdown table and writes docs/benchmarks.md and docs/benchmarks.svg. About 25-35
-# minutes on 2 cores (more with the extra peers).
+# main Markdown table and writes docs/benchmarks.md and docs/benchmarks.svg. About 30-35
+# minutes on 2 cores with Debian's peers; each extra peer adds 3-12 (rpmalloc's get paths
+# take about 9 minutes here, snmalloc's runs of big_buffers about 12).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -43,7 +44,7 @@ for arg in "$@"; do
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
         --extra-peers=*) export STA_EXTRA_PEERS_DIR="${arg#--extra-peers=}" ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done

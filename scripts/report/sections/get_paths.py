@@ -132,8 +132,9 @@ def method(data):
     absent = [p for p in EXTRA_PEERS if p not in present]
     extra = ("- **the newest releases** of the peers, built apart as `LD_PRELOAD` libraries "
              f"({peer_list(EXTRA_PEERS)}: `scripts/peer_library.sh`, from the folder "
-             "`STA_EXTRA_PEERS_DIR`, by default `../shared/peers` beside the repository; "
-             "Debian 12 packages mimalloc 2.0.9), run wherever Debian's peers run under "
+             "`STA_EXTRA_PEERS_DIR`, by default `../shared/peers` beside the repository, "
+             "whose README.md says how they were built; Debian 12 packages mimalloc 2.0.9), "
+             "run wherever Debian's peers run under "
              "`LD_PRELOAD` and count among the general-purpose peers.")
     if present:
         extra += f" Measured in this run: {peer_list(present)}."
