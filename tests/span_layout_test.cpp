@@ -3,6 +3,7 @@
 #include "support/pool_test_support.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -32,6 +33,22 @@ std::vector<void*> fill_one_span(std::size_t bytes) {
     for (std::uint32_t i = 1; i < sp->capacity; ++i)
         out.push_back(Pool::alloc(bytes));
     return out;
+}
+
+// Guards the refill's count of a bitmap word's free blocks (bits_set, std::popcount's
+// stand-in without -mpopcnt): every bit counts, the top one and the bottom one too.
+TEST(SpanBits, BitsSetCountsEveryBitOfAWord) {
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (std::uint64_t word : {std::uint64_t{0}, ~std::uint64_t{0}, std::uint64_t{1},
+                               std::uint64_t{1} << 63, std::uint64_t{0x8000000000000001ull}})
+        EXPECT_EQ(sta::detail::bits_set(word), static_cast<std::uint32_t>(std::popcount(word)))
+            << word;
+    for (int i = 0; i < 1000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        EXPECT_EQ(sta::detail::bits_set(x), static_cast<std::uint32_t>(std::popcount(x))) << x;
+    }
 }
 
 // Guards free-list sharding's first half: each class bumps in a span of its own, so

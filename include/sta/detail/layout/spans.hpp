@@ -192,7 +192,7 @@ struct span_core {
             if (bits == 0)
                 continue;
             bitmap[w] = 0;
-            sp->used += static_cast<std::uint32_t>(std::popcount(bits));
+            sp->used += bits_set(bits);
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             sp->scan = static_cast<std::uint16_t>(w + 1);
             st.bits[slot] = bits;
@@ -307,7 +307,7 @@ struct span_core {
         }
         if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
             bitmap[sp->scan - 1] |= bits; // the window is the word last taken (S5)
-            sp->used -= static_cast<std::uint32_t>(std::popcount(bits));
+            sp->used -= bits_set(bits);
         }
         st.heads[slot] = nullptr;
         st.bits[slot] = 0;
@@ -482,7 +482,7 @@ struct span_core {
         });
         for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
             class_stats& c = out.classes[smallest_class_slot - slot];
-            std::size_t blocks = static_cast<std::size_t>(std::popcount(st.bits[slot]));
+            std::size_t blocks = std::size_t{bits_set(st.bits[slot])};
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
