@@ -106,8 +106,8 @@ std::string check_spans(std::span<const held_block> held) {
     }
     for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
         const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
-        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] ||
-                        s.window[slot]))
+        if (!pooled &&
+            (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] || s.window[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
         const std::uintptr_t base =
             s.current[slot] == nullptr

@@ -27,18 +27,26 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
                                std::size_t bytes, pool_stats& stats) {
     // The fast paths, inlined at the call site: a block of the class (nullptr when the
     // OS refuses), and the free of a pooled block.
-    { Core::alloc(slot) } noexcept -> std::same_as<void*>;
-    { Core::release(slot, p) } noexcept -> std::same_as<void>;
+    { Core::alloc(slot) }
+    noexcept->std::same_as<void*>;
+    { Core::release(slot, p) }
+    noexcept->std::same_as<void>;
     // The slow path of alloc: a block, or nullptr when the OS refuses.
-    { Core::refill(slot) } noexcept -> std::same_as<void*>;
+    { Core::refill(slot) }
+    noexcept->std::same_as<void*>;
     // realloc between two classes without moving, if the layout can.
-    { Core::resize_in_place(block, bytes, bytes) } noexcept -> std::same_as<bool>;
+    { Core::resize_in_place(block, bytes, bytes) }
+    noexcept->std::same_as<bool>;
     // The class a live pooled block really has (a sized free names one).
-    { Core::class_bytes_of_block(cp, bytes) } noexcept -> std::same_as<std::size_t>;
+    { Core::class_bytes_of_block(cp, bytes) }
+    noexcept->std::same_as<std::size_t>;
     // Derived statistics, and what a checked-build report says about a bad pointer.
-    { Core::add_stats(stats) } noexcept -> std::same_as<void>;
-    { Core::free_list_class_of(cp) } noexcept -> std::same_as<std::size_t>;
-    { Core::offset_in_memory(cp) } noexcept -> std::same_as<std::ptrdiff_t>;
+    { Core::add_stats(stats) }
+    noexcept->std::same_as<void>;
+    { Core::free_list_class_of(cp) }
+    noexcept->std::same_as<std::size_t>;
+    { Core::offset_in_memory(cp) }
+    noexcept->std::same_as<std::ptrdiff_t>;
 };
 
 /// A layout whose classes allocate from a free list and a bump cursor, which the seed's

@@ -358,8 +358,8 @@ struct span_core {
     /// `sp` (or none) becomes the class's current span, with an empty list and window.
     static void set_current(span_state& st, std::uint32_t slot, span* sp) noexcept {
         st.current[slot] = sp;
-        st.current_base[slot] = reinterpret_cast<std::uintptr_t>(sp == nullptr ? nullptr
-                                                                                : span_begin(sp));
+        st.current_base[slot] =
+            reinterpret_cast<std::uintptr_t>(sp == nullptr ? nullptr : span_begin(sp));
         st.heads[slot] = nullptr;
         st.bits[slot] = 0;
         st.window[slot] = nullptr;
@@ -499,8 +499,8 @@ struct span_core {
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 if (b == p)
                     return class_bytes_of_slot(slot);
-            const auto d = static_cast<std::size_t>(static_cast<const std::byte*>(p) -
-                                                    st.window[slot]);
+            const auto d =
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
             const std::size_t bytes = class_bytes_of_slot(slot);
             if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
                 ((st.bits[slot] >> (d / bytes)) & 1) != 0)
@@ -512,8 +512,8 @@ struct span_core {
         if (sp->owner != &st || sp->capacity == 0)
             return 0;
         const std::size_t bytes = span_class_bytes(sp);
-        const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(p) -
-                                                     span_begin(sp));
+        const auto offset =
+            static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
         if (offset % bytes != 0 || offset / bytes >= sp->capacity)
             return 0;
         const std::size_t i = offset / bytes;
