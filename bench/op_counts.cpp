@@ -51,9 +51,12 @@ inline void opaque(T& value) {
     __asm__ __volatile__("" : "+r"(value) : : "memory");
 }
 
-enum class pattern { fresh, pure_get, balanced };
+enum class pattern { fresh, pure_get, balanced, random };
 const char* pattern_name(pattern p) {
-    return p == pattern::fresh ? "fresh" : p == pattern::pure_get ? "pure_get" : "balanced";
+    return p == pattern::fresh      ? "fresh"
+           : p == pattern::pure_get ? "pure_get"
+           : p == pattern::balanced ? "balanced"
+                                    : "random";
 }
 
 constexpr std::size_t batch_of(std::size_t bytes) {
@@ -171,6 +174,48 @@ template <class Peer, std::uint32_t Bytes, bool CT>
     a.release_all();
 }
 
+/// random: a ring of live blocks four times the balanced ring (more than a span of the
+/// class holds), and one op = free the block of a pseudo-random slot + allocate its
+/// replacement: frees in any order, as a program's churn (threads_benchmark's churn, one
+/// size). The slots come from a table made before the loop, the same for every allocator.
+template <class Peer, std::uint32_t Bytes, bool CT>
+[[gnu::noinline]] void random(std::size_t batches) {
+    using op = ops<Peer, Bytes, CT>;
+    constexpr std::size_t ring_size = 4 * batch_of(Bytes);
+    std::size_t n = Bytes;
+    std::vector<void*> ring(ring_size);
+    std::vector<std::uint32_t> slots(ring_size);
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (std::uint32_t& slot : slots) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        slot = static_cast<std::uint32_t>(x % ring_size);
+    }
+    Peer a(Bytes);
+    bench::escape(a); // as in get_benchmark: the barriers cover its state
+    for (std::size_t i = 0; i < ring_size; ++i)
+        ring[i] = op::alloc(a, n);
+    for (std::uint32_t i : slots) { // warm: the ring's order is random already
+        op::free(a, ring[i], n);
+        ring[i] = op::alloc(a, n);
+    }
+    CALLGRIND_TOGGLE_COLLECT;
+    for (std::size_t b = 0; b < batches; ++b) {
+        for (std::uint32_t i : slots) {
+            op::free(a, ring[i], n);
+            barrier();
+            ring[i] = op::alloc(a, n);
+            barrier();
+        }
+    }
+    CALLGRIND_TOGGLE_COLLECT;
+    dump(pattern::random, CT, Bytes, ring_size * batches);
+    for (void* p : ring)
+        op::free(a, p, n);
+    a.release_all();
+}
+
 template <class Peer, std::uint32_t Bytes, bool CT>
 void run_mode() {
     for (std::size_t batches : {small_batches, large_batches})
@@ -180,6 +225,8 @@ void run_mode() {
             pure_get<Peer, Bytes, CT>(batches);
         for (std::size_t batches : {small_batches, large_batches})
             balanced<Peer, Bytes, CT>(batches);
+        for (std::size_t batches : {small_batches, large_batches})
+            random<Peer, Bytes, CT>(batches);
     }
 }
 

@@ -7,7 +7,8 @@
 //         and a map<int, string> of attributes, the allocator at every level: built
 //         (`keys` keys of 16 nodes; 256 keys = about 4,100 nodes, 40,000 blocks),
 //         shaken `shakes` times (a quarter of the keys erased and as many new ones
-//         inserted, a quarter of the nodes' values regrown) and destroyed.
+//         inserted, a quarter of the nodes' values regrown) and destroyed;
+//         bench/programs/memory_back.cpp builds it large through malloc.
 //   gui   4,000 elements with a string name, a map of property values, a vector of
 //         event handlers (std::function) and a vector of children; built, its handlers
 //         invoked, then discarded.
@@ -61,9 +62,16 @@ void fill_key(typename tree_types<Alloc>::tree& t, int key, std::uint32_t& seed)
     }
 }
 
-/// One round of the tree: build `keys` keys, shake `shakes` times, destroy.
-template <template <class> class Alloc>
-std::size_t tree_round(int keys = tree_keys, int shakes = 1) {
+/// What tree_round calls before it destroys the tree, by default: nothing.
+struct no_op {
+    void operator()() const noexcept {}
+};
+
+/// One round of the tree: build `keys` keys, shake `shakes` times, call `at_peak()` (the
+/// tree at its largest, all of it live: bench/programs/memory_back.cpp reads the RSS
+/// there), destroy.
+template <template <class> class Alloc, class AtPeak = no_op>
+std::size_t tree_round(int keys = tree_keys, int shakes = 1, AtPeak at_peak = {}) {
     using types = tree_types<Alloc>;
     std::uint32_t seed = 12345;
     std::size_t checksum = 0;
@@ -86,6 +94,7 @@ std::size_t tree_round(int keys = tree_keys, int shakes = 1) {
             }
         }
         escape(t);
+        at_peak();
     } // destroy
     return checksum;
 }

@@ -12,8 +12,14 @@
 # sta-spans-branch) twice, with 2 and 10 batches, under callgrind with collection on only
 # inside the measured loops. Instructions per op = the difference of the two runs
 # divided by the difference of their op counts (fixed costs cancel), minus the same
-# figure for the `null` allocator (the loop itself cancels). jemalloc, tcmalloc and
-# mimalloc are also counted as LD_PRELOAD processes of the `malloc` rows.
+# figure for the `null` allocator (the loop itself cancels). The LD_PRELOAD peers of
+# scripts/peer_library.sh --list (Debian's mimalloc, jemalloc and tcmalloc; the extra
+# peers mimalloc3, snmalloc and rpmalloc when STA_EXTRA_PEERS_DIR has them) are counted
+# as LD_PRELOAD processes of the `malloc` rows: by default every one that is there; one
+# named on the command line must be there. snmalloc is never counted: at its first
+# allocation it maps 256 GiB (MAP_NORESERVE, its pagemap), which valgrind refuses (EINVAL;
+# snmalloc aborts: "Failed to initialise snmalloc"); by default it is left out with a
+# note on stderr, named on the command line it fails.
 #
 # Output: CSV (allocator,pattern,mode,bytes,instructions_per_op), to FILE or stdout.
 # Any allocator that fails under valgrind, or yields no counts, fails the script (its
@@ -28,7 +34,7 @@ while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
 done
@@ -37,20 +43,31 @@ bench/build_targets.sh "$build" op_counts ||
     { echo "callgrind_counts: building op_counts in $build failed" >&2; exit 1; }
 driver="$(realpath "$build/bench/op_counts")" # absolute: run() runs it from a folder of its own
 
+mapfile -t peers < <(scripts/peer_library.sh --list)
+not_under_valgrind=" snmalloc "
 declare -A preload=()
-for p in jemalloc tcmalloc mimalloc; do
+for p in "${peers[@]}"; do
     if lib="$(scripts/peer_library.sh "$p" 2>/dev/null)"; then preload[$p]="$lib"; fi
 done
 if ((${#allocators[@]} == 0)); then
-    # every allocator op_counts has, and every LD_PRELOAD peer that is installed
+    # every allocator op_counts has, and every LD_PRELOAD peer that is there
     listing="$("$driver" --list)"
     mapfile -t allocators < <(awk '!/unavailable/' <<<"$listing")
-    for p in jemalloc tcmalloc mimalloc; do
-        if [[ -n "${preload[$p]:-}" ]]; then allocators+=("$p"); fi
+    for p in "${peers[@]}"; do
+        if [[ -z "${preload[$p]:-}" ]]; then continue; fi
+        if [[ "$not_under_valgrind" == *" $p "* ]]; then
+            echo "callgrind_counts: $p is left out: it does not run under valgrind" >&2
+        else
+            allocators+=("$p")
+        fi
     done
 fi
 for a in "${allocators[@]}"; do
-    if [[ "$a" =~ ^(jemalloc|tcmalloc|mimalloc)$ && -z "${preload[$a]:-}" ]]; then
+    if [[ "$not_under_valgrind" == *" $a "* ]]; then
+        echo "callgrind_counts: $a does not run under valgrind (see --help)" >&2
+        exit 1
+    fi
+    if [[ " ${peers[*]} " == *" $a "* && -z "${preload[$a]:-}" ]]; then
         scripts/peer_library.sh "$a" >/dev/null # says which library is missing
         exit 1
     fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark report — the README's main command.
 #
-#   scripts/report.sh [--quick] [--allow-missing]
+#   scripts/report.sh [--quick] [--allow-missing] [--extra-peers=DIR]
 #
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
@@ -9,9 +9,11 @@
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
-# programs on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64, the Windows
-# benchmarks under wine — then prints the main Markdown table and writes
-# docs/benchmarks.md and docs/benchmarks.svg. About 20-25 minutes on 2 cores.
+# programs and the memory given back after a big free on libsta_malloc.so (LD_PRELOAD)
+# and, cross-built with mingw-w64, the Windows benchmarks under wine — then prints the
+# main Markdown table and writes docs/benchmarks.md and docs/benchmarks.svg. About 30-35
+# minutes on 2 cores with Debian's peers; each extra peer adds 3-12 (rpmalloc's get paths
+# take about 9 minutes here, snmalloc's runs of big_buffers about 12).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -21,6 +23,15 @@
 #                    the reason, under its heading, instead of failing the report.
 #                    Without it, a missing tool fails the report: scripts/install-deps.sh
 #                    --bench installs them all.
+#   --extra-peers=DIR  the folder of the extra LD_PRELOAD peers, the newest releases of
+#                    mimalloc, snmalloc and rpmalloc built apart (scripts/peer_library.sh):
+#                    the same as STA_EXTRA_PEERS_DIR=DIR; by default ../shared/peers beside
+#                    the repository; empty: none. Each one present runs wherever Debian's
+#                    peers run under LD_PRELOAD and counts among the general-purpose peers;
+#                    one not present is left out whatever --allow-missing says, and the
+#                    report says so. A folder named here that does not exist fails.
+#   MEMORY_BACK_MIB=256  (environment) the MiB each run of the memory given back allocates
+#                    before its frees (the issue's 1024 takes about 30 minutes alone)
 set -Eeuo pipefail
 trap 'echo "report.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -32,7 +43,8 @@ for arg in "$@"; do
     case "$arg" in
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        --extra-peers=*) export STA_EXTRA_PEERS_DIR="${arg#--extra-peers=}" ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -73,6 +85,23 @@ for p in mimalloc jemalloc tcmalloc; do
         preloads+=("$p")
     else
         missing "preload:$p" "$p's library is not installed"
+    fi
+done
+# The extra peers (scripts/peer_library.sh --extra): optional, said when not present.
+if [[ -n "${STA_EXTRA_PEERS_DIR:-}" && ! -d "$STA_EXTRA_PEERS_DIR" ]]; then
+    die "STA_EXTRA_PEERS_DIR=$STA_EXTRA_PEERS_DIR (--extra-peers): no such folder"
+fi
+export STA_EXTRA_PEERS_DIR="${STA_EXTRA_PEERS_DIR-$(dirname "$PWD")/shared/peers}"
+for p in $(scripts/peer_library.sh --extra); do
+    if lib="$(scripts/peer_library.sh "$p" 2>/dev/null)"; then
+        echo "  extra peer $p: $lib" >&2
+        preload[$p]="$lib"
+        preloads+=("$p")
+    else
+        reason="$(scripts/peer_library.sh "$p" 2>&1 >/dev/null || true)"
+        echo "  extra peer $p left out: $reason" >&2
+        skips+=(--skip "preload:$p=$reason")
+        absent[preload:$p]=1
     fi
 done
 # available ALLOCATOR: false when the package behind it was skipped above
@@ -313,7 +342,8 @@ fi
 
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
-# 9 programs x (2 + 5 x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes.
+# 9 programs x (2 + allocators x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes
+# with glibc, Debian's 3 peers and libsta_malloc, 8 more a peer.
 program_reps=7
 if ((quick)); then program_reps=3; fi
 program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz
@@ -350,6 +380,23 @@ else
         tail -n 10 "$log" >&2
         die "the unchanged programs failed (see $log)"
     fi
+fi
+
+# Memory given back (issue 24): memory_back under glibc, the peers and libsta_malloc.so
+# (LD_PRELOAD), 4 modes x 2 activities, rounds interleaved. 256 MiB a run: 2-4 s each,
+# 8 allocators x 8 runs a round, 3 rounds: about 8-12 minutes on 2 shared cores (at 1024
+# MiB, the issue's size, about 30: MEMORY_BACK_MIB sets it).
+memory_back_rounds=3
+if ((quick)); then memory_back_rounds=1; fi
+memory_back_mib="${MEMORY_BACK_MIB:-256}"
+say "memory given back: ${memory_back_mib} MiB freed, then light and busy activity" \
+    "($memory_back_rounds rounds)"
+log="$out/memory_back.log"
+if ! ROUNDS="$memory_back_rounds" MIB="$memory_back_mib" JSONL="$out/memory_back.jsonl" \
+    bench/programs/run_memory_back.sh "$PWD/build/bench/src/malloc/libsta_malloc.so" \
+    >"$out/memory_back.md" 2>"$log"; then
+    tail -n 10 "$log" >&2
+    die "the memory given back failed (see $log)"
 fi
 
 # Windows under wine (issue 7): the pool and thread_heap against the Windows heaps.

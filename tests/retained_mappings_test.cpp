@@ -56,8 +56,14 @@ class RetainedMappings : public ::testing::Test {
     std::byte* const base =
         static_cast<std::byte*>(sta::detail::os_map_pages(reserved_pages * page));
     std::size_t next = 0;
+    /// The test's state (a pool state's, in the library): what it keeps counts in the
+    /// process's total (RM2) until the test ends.
+    retained_mappings r;
 
-    ~RetainedMappings() override { sta::detail::os_unmap_pages(base, reserved_pages * page); }
+    ~RetainedMappings() override {
+        r.release_all();
+        sta::detail::os_unmap_pages(base, reserved_pages * page);
+    }
 
     std::byte* map(std::size_t pages, unsigned char fill) {
         EXPECT_NE(base, nullptr);
@@ -70,21 +76,19 @@ class RetainedMappings : public ::testing::Test {
     /// map(pages, fill), then kept by r.
     std::byte* kept(retained_mappings& r, std::size_t pages, unsigned char fill) {
         std::byte* const p = map(pages, fill);
-        EXPECT_TRUE(r.keep(p, pages * page));
+        EXPECT_TRUE(r.keep(p, pages * page, 0));
         return p;
     }
 };
 
 TEST_F(RetainedMappings, NothingKeptTakesNothing) {
-    retained_mappings r;
     EXPECT_EQ(r.take(3 * page), nullptr);
     EXPECT_FALSE(r.last_taken);
 }
 
 TEST_F(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
-    retained_mappings r;
     std::byte* p = map(3, 0x5a);
-    ASSERT_TRUE(r.keep(p, 3 * page));
+    ASSERT_TRUE(r.keep(p, 3 * page, 0));
     EXPECT_EQ(r.held, 3 * page);
     EXPECT_EQ(r.take(3 * page), p);
     EXPECT_TRUE(r.last_taken); // not zero: calloc must clear it
@@ -95,7 +99,6 @@ TEST_F(RetainedMappings, AKeptMappingComesBackWithItsBytes) {
 }
 
 TEST_F(RetainedMappings, TheFrontOfTheSmallestThatFitsIsTakenAndTheRestStaysKept) {
-    retained_mappings r;
     std::byte* eight = kept(r, 8, 1);
     std::byte* four = kept(r, 4, 2);
     std::byte* sixteen = kept(r, 16, 3);
@@ -119,30 +122,28 @@ TEST_F(RetainedMappings, TheFrontOfTheSmallestThatFitsIsTakenAndTheRestStaysKept
 }
 
 TEST_F(RetainedMappings, RangesThatTouchAreJoined) {
-    retained_mappings r;
     std::byte* p = map(6, 4);
-    ASSERT_TRUE(r.keep(p + 2 * page, 2 * page)); // the middle
-    ASSERT_TRUE(r.keep(p, 2 * page));            // before it
+    ASSERT_TRUE(r.keep(p + 2 * page, 2 * page, 0)); // the middle
+    ASSERT_TRUE(r.keep(p, 2 * page, 0));            // before it
     EXPECT_EQ(r.count, 1u);
     EXPECT_EQ(r.start[0], p);
     EXPECT_EQ(r.length[0], 4 * page);
-    ASSERT_TRUE(r.keep(p + 4 * page, 2 * page)); // after it
+    ASSERT_TRUE(r.keep(p + 4 * page, 2 * page, 0)); // after it
     EXPECT_EQ(r.count, 1u);
     EXPECT_EQ(r.length[0], 6 * page);
     EXPECT_EQ(r.held, 6 * page);
     std::byte* q = map(2, 5);
     std::byte* s = map(2, 6);
-    ASSERT_TRUE(r.keep(q, 2 * page));
-    ASSERT_TRUE(r.keep(s, 2 * page));
+    ASSERT_TRUE(r.keep(q, 2 * page, 0));
+    ASSERT_TRUE(r.keep(s, 2 * page, 0));
     EXPECT_EQ(r.held, sum_of_lengths(r));
     r.release_all();
     EXPECT_FALSE(mapped(p, 6));
 }
 
 TEST_F(RetainedMappings, ABlockGrowsInPlaceIntoTheKeptPagesAfterIt) {
-    retained_mappings r;
     std::byte* p = map(10, 7);
-    ASSERT_TRUE(r.keep(p + 2 * page, 8 * page));           // the block keeps [p, p + 2 pages)
+    ASSERT_TRUE(r.keep(p + 2 * page, 8 * page, 0));        // the block keeps [p, p + 2 pages)
     EXPECT_FALSE(r.grow_in_place(p, 2 * page, 11 * page)); // 9 pages more: too few
     EXPECT_FALSE(r.grow_in_place(p, page, 3 * page));      // no kept range follows [p, p + page)
     EXPECT_TRUE(r.grow_in_place(p, 2 * page, 5 * page));
@@ -156,11 +157,10 @@ TEST_F(RetainedMappings, ABlockGrowsInPlaceIntoTheKeptPagesAfterIt) {
 }
 
 TEST_F(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
-    retained_mappings r;
     std::byte* two = map(2, 7);
     std::byte* one = map(1, 8);
-    ASSERT_TRUE(r.keep(two, 2 * page));
-    ASSERT_TRUE(r.keep(one, page));
+    ASSERT_TRUE(r.keep(two, 2 * page, 0));
+    ASSERT_TRUE(r.keep(one, page, 0));
     auto* grown = static_cast<std::byte*>(r.take(5 * page));
     ASSERT_NE(grown, nullptr);
     EXPECT_TRUE(r.last_taken);
@@ -192,11 +192,10 @@ TEST_F(RetainedMappings, PagesOfTwoKernelMappingsAreStillRemapped) {
 
 TEST_F(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
     const limit_scope limit(10 * page);
-    retained_mappings r;
     std::byte* a = kept(r, 4, 1);
     std::byte* b = kept(r, 4, 2);
     std::byte* c = map(4, 3);
-    ASSERT_TRUE(r.keep(c, 4 * page)); // 12 pages > 10: a goes
+    ASSERT_TRUE(r.keep(c, 4 * page, 0)); // 12 pages > 10: a goes
     EXPECT_FALSE(mapped(a, 4));
     EXPECT_EQ(r.count, 2u);
     EXPECT_EQ(r.held, 8 * page);
@@ -207,9 +206,8 @@ TEST_F(RetainedMappings, OverTheByteLimitTheOldestIsUnmapped) {
 
 TEST_F(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
     const limit_scope limit(4 * page);
-    retained_mappings r;
     std::byte* big = map(5, 1);
-    EXPECT_FALSE(r.keep(big, 5 * page));
+    EXPECT_FALSE(r.keep(big, 5 * page, 0));
     EXPECT_EQ(r.count, 0u);
     EXPECT_TRUE(mapped(big, 5)); // the caller's to unmap
     sta::detail::os_unmap_pages(big, 5 * page);
@@ -217,18 +215,16 @@ TEST_F(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
 
 TEST_F(RetainedMappings, ALimitOfZeroKeepsNothing) {
     const limit_scope limit(0);
-    retained_mappings r;
     std::byte* p = map(1, 1);
-    EXPECT_FALSE(r.keep(p, page));
+    EXPECT_FALSE(r.keep(p, page, 0));
     sta::detail::os_unmap_pages(p, page);
 }
 
 TEST_F(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
-    retained_mappings r;
     std::vector<std::byte*> kept;
     for (std::size_t i = 0; i <= retained_mappings::max_count; ++i) {
         kept.push_back(map(1, static_cast<unsigned char>(i)));
-        ASSERT_TRUE(r.keep(kept.back(), page));
+        ASSERT_TRUE(r.keep(kept.back(), page, 0));
     }
     EXPECT_EQ(r.count, retained_mappings::max_count);
     EXPECT_FALSE(mapped(kept[0], 1));
@@ -238,4 +234,47 @@ TEST_F(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
     r.release_all();
     for (std::byte* p : kept)
         EXPECT_FALSE(mapped(p, 1));
+}
+
+// Guards the purge delay of kept ranges: a range kept for the delay is unmapped, a newer
+// one stays until its own delay has passed.
+TEST_F(RetainedMappings, ARangeKeptForTheDelayIsUnmapped) {
+    std::byte* older = map(2, 1);
+    ASSERT_TRUE(r.keep(older, 2 * page, 1000));
+    std::byte* newer = map(2, 2);
+    ASSERT_TRUE(r.keep(newer, 2 * page, 1080));
+    EXPECT_EQ(r.release_due(1099, 100), 0u);
+    EXPECT_EQ(r.release_due(1100, 100), 2 * page);
+    EXPECT_FALSE(mapped(older, 2));
+    EXPECT_TRUE(mapped(newer, 2));
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.release_due(1179, 100), 0u);
+    EXPECT_EQ(r.release_due(1180, 100), 2 * page);
+    EXPECT_FALSE(mapped(newer, 2));
+}
+
+// Guards the process's limit (RM2): what all states keep together stays within it. A
+// state makes room by unmapping its own oldest ranges, and keeps nothing when the others
+// hold the limit.
+TEST_F(RetainedMappings, TheLimitHoldsForAllStatesTogether) {
+    const std::size_t before = sta::detail::retained_total_bytes.load();
+    const limit_scope limit(before + 6 * page);
+    retained_mappings other;
+    std::byte* a = map(4, 1);
+    ASSERT_TRUE(other.keep(a, 4 * page, 0));
+    std::byte* b = kept(r, 2, 2); // at the limit
+    EXPECT_EQ(sta::detail::retained_total_bytes.load(), before + 6 * page);
+    std::byte* c = map(1, 3);
+    EXPECT_TRUE(r.keep(c, page, 0)); // b goes to make room
+    EXPECT_FALSE(mapped(b, 2));
+    EXPECT_TRUE(mapped(a, 4));
+    EXPECT_EQ(sta::detail::retained_total_bytes.load(), before + 5 * page);
+    std::byte* d = map(3, 4);
+    EXPECT_FALSE(r.keep(d, 3 * page, 0)); // c goes too, and still 4 + 3 > 6
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(sta::detail::retained_total_bytes.load(), before + 4 * page);
+    EXPECT_TRUE(mapped(d, 3)); // the caller's to unmap
+    sta::detail::os_unmap_pages(d, 3 * page);
+    other.release_all();
+    EXPECT_EQ(sta::detail::retained_total_bytes.load(), before);
 }

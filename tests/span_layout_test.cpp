@@ -1,8 +1,9 @@
 // The span layout's own mechanics (detail/layout/spans.hpp), on both dispatch policies.
-// Each test has a pool of its own and ends with the accounting checker (S1..S10).
+// Each test has a pool of its own and ends with the accounting checker (S1..S12).
 #include "support/pool_test_support.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -16,6 +17,13 @@ template <class Variant>
 class SpanLayout : public ::testing::Test {};
 TYPED_TEST_SUITE(SpanLayout, span_variants, variant_names);
 
+/// Is the block free in its span's bitmap (S4)?
+bool in_bitmap(const void* p) {
+    const auto* sp = span_of(p);
+    const std::uint32_t i = sta::detail::block_index(sp, p);
+    return ((sta::detail::span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0;
+}
+
 /// Blocks of one span of `bytes`: its capacity, allocated fresh.
 template <class Pool>
 std::vector<void*> fill_one_span(std::size_t bytes) {
@@ -25,6 +33,22 @@ std::vector<void*> fill_one_span(std::size_t bytes) {
     for (std::uint32_t i = 1; i < sp->capacity; ++i)
         out.push_back(Pool::alloc(bytes));
     return out;
+}
+
+// Guards the refill's count of a bitmap word's free blocks (bits_set, std::popcount's
+// stand-in without -mpopcnt): every bit counts, the top one and the bottom one too.
+TEST(SpanBits, BitsSetCountsEveryBitOfAWord) {
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (std::uint64_t word : {std::uint64_t{0}, ~std::uint64_t{0}, std::uint64_t{1},
+                               std::uint64_t{1} << 63, std::uint64_t{0x8000000000000001ull}})
+        EXPECT_EQ(sta::detail::bits_set(word), static_cast<std::uint32_t>(std::popcount(word)))
+            << word;
+    for (int i = 0; i < 1000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        EXPECT_EQ(sta::detail::bits_set(x), static_cast<std::uint32_t>(std::popcount(x))) << x;
+    }
 }
 
 // Guards free-list sharding's first half: each class bumps in a span of its own, so
@@ -50,22 +74,22 @@ TYPED_TEST(SpanLayout, EachClassBumpsInItsOwnSpan) {
 
 // Guards the free path: a freed block of the class's current span goes on the class's
 // list and comes back first (LIFO, the warmest block); a block of a retired span goes
-// to that span's own list and waits there while the class has other blocks.
+// to that span's bitmap and waits there while the class has other blocks.
 TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     FRESH_POOL;
     void* a = pool::alloc(48);
     void* b = pool::alloc(48);
     pool::free(a, 48);
     EXPECT_EQ(pool::detail_state().heads[26], a);
-    EXPECT_EQ(span_of(a)->free, nullptr);
+    EXPECT_FALSE(in_bitmap(a));
     EXPECT_EQ(pool::alloc(64), a);
     std::vector<void*> rest = fill_one_span<pool>(64); // b's span is spent, then another
     const auto* old_span = span_of(b);
     ASSERT_NE(span_of(rest.back()), old_span);
     pool::free(b, 48); // b's span is no longer current
-    EXPECT_EQ(old_span->free, b);
+    EXPECT_TRUE(in_bitmap(b));
     auto* c = static_cast<std::byte*>(pool::alloc(64));
-    EXPECT_NE(static_cast<void*>(c), b); // bumped in the current span, not b
+    EXPECT_NE(static_cast<void*>(c), b); // the current span's window, not b
     std::vector<held_block> held{{a, 64}, {c, 64}};
     for (void* p : rest)
         held.push_back({p, 64});
@@ -245,7 +269,8 @@ TYPED_TEST(SpanLayout, ASegmentAboveTheSegmentMapIsRefused) {
     pool::free(p, 32);
 }
 
-// Guards the statistics of spans: classes, clean spans and bytes agree with the test.
+// Guards the statistics of spans: classes, idle spans and bytes agree with the test (a
+// new segment's spans have no page resident yet: purged).
 TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     FRESH_POOL;
     void* a = pool::alloc(100); // 128 B class
@@ -256,7 +281,7 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     EXPECT_EQ(s.mappings, 1u);
     EXPECT_EQ(s.mapping_bytes, sta::detail::segment_bytes);
     EXPECT_EQ(s.spans_in_use, 2u);
-    EXPECT_EQ(s.spans_clean, sta::detail::spans_per_segment - 2);
+    EXPECT_EQ(s.spans_clean + s.spans_purged, sta::detail::block_spans_per_segment - 2);
     EXPECT_EQ(s.bytes_in_use, 128u + 8u);
     EXPECT_EQ(s.bytes_in_use + s.bytes_free, s.bytes_reserved);
     EXPECT_EQ(s.classes[4].free_blocks, span_of(b)->capacity - 1u);
@@ -350,7 +375,7 @@ TYPED_TEST(SpanLayoutDeathTest, FreeWithTheSizeBeforeAShrinkKeptInPlace) {
             "freed with 4096 bytes, but it was allocated with 100 bytes");
 }
 
-// Guards the double free of a block waiting on its own span's list (its span is
+// Guards the double free of a block waiting in its own span's bitmap (its span is
 // retired: the class has moved on to another span).
 TYPED_TEST(SpanLayoutDeathTest, DoubleFreeOnTheSpanList) {
     SKIP_UNLESS_CHECKED;
@@ -361,7 +386,7 @@ TYPED_TEST(SpanLayoutDeathTest, DoubleFreeOnTheSpanList) {
             void* next = pool::alloc(64); // the class moves on: first's span is retired
             const auto* sp = span_of(first[5]);
             pool::free(first[5], 64);
-            if (span_of(next) != sp && sp->free == first[5])
+            if (span_of(next) != sp && in_bitmap(first[5]))
                 pool::free(first[5], 64);
         },
         std::string("double free: ") + any_block +

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, and two
 # small programs of the project's that free and grow big buffers (big_buffers.cpp),
-# timed as whole processes under five allocators, with an output oracle.
+# timed as whole processes under glibc, the peers and libsta_malloc, with an output oracle.
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
@@ -24,19 +24,21 @@
 #     runs' shares, "alloc_shares" each run's, "samples" all runs' samples; the three
 #     are null when PERF_RUNS=0)
 #
-# Allocators: glibc (no preload), mimalloc, jemalloc and tcmalloc (LD_PRELOAD of the
-# library scripts/peer_library.sh finds; a peer that is not installed is left out, with
-# a note on stderr) and sta (LD_PRELOAD of libsta_malloc.so). Each program first runs
-# once untimed on glibc (its output is the oracle, and the page cache is warm after it)
-# and once untimed on sta with STA_MALLOC_STATS=1 (its exit line shows the library was
+# Allocators: glibc (no preload), every peer of scripts/peer_library.sh --list —
+# Debian's mimalloc, jemalloc and tcmalloc, then the extra peers mimalloc3, snmalloc and
+# rpmalloc from STA_EXTRA_PEERS_DIR — by LD_PRELOAD of the library it finds (a peer that
+# is not there is left out, with a note on stderr), and sta (LD_PRELOAD of
+# libsta_malloc.so). Each program first runs once untimed on glibc (its output is the
+# oracle, and the page cache is warm after it) and once untimed on sta with STA_MALLOC_STATS=1 (its exit line shows the library was
 # loaded). Then REPS rounds, each running the program once per allocator, the order of
 # the allocators rotated by one every round, so that drift on a shared machine falls on
 # all of them alike. Every run's stdout must equal the oracle's byte for byte.
 #
 # Then PERF_RUNS rounds sampled with perf (cpu-clock at 4999 Hz, every thread, user and
 # kernel): a run's allocator share is its samples inside the allocator over all its
-# samples — every function of libmimalloc, libjemalloc, libtcmalloc or libsta_malloc, or
-# glibc's malloc functions in libc.so (GLIBC_MALLOC below). memcpy, memset and the
+# samples — every function of the peer's library (libmimalloc*, libjemalloc, libtcmalloc,
+# libsnmallocshim, librpmalloc) or of libsta_malloc, or glibc's malloc functions in
+# libc.so (GLIBC_MALLOC below). memcpy, memset and the
 # kernel's page faults count for none of them. One run's share is far steadier than its
 # time (a slow spell of the machine slows the allocator and the program alike).
 #
@@ -96,7 +98,7 @@ xml=/usr/share/xml/iso-codes/iso_639-3.xml
 [[ -r "$xml" ]] || die "$xml is missing (Debian package iso-codes)"
 
 allocators=("glibc=")
-for peer in mimalloc jemalloc tcmalloc; do
+for peer in $("$root/scripts/peer_library.sh" --list); do
     # (peer_library.sh says on stderr why when it is not installed)
     if path="$("$root/scripts/peer_library.sh" "$peer")"; then
         allocators+=("$peer=$path")
@@ -188,7 +190,8 @@ GLIBC_MALLOC = re.compile(r"^(malloc|free|cfree|calloc|realloc|reallocarray|mema
                           r"__libc_|__malloc|_int_|_mid_memalign|malloc_consolidate|"
                           r"unlink_chunk|sysmalloc|systrim|tcache|alloc_perturb|arena_|"
                           r"munmap_chunk|mremap_chunk|__posix_memalign)")
-PEER_LIBRARIES = ("libmimalloc", "libjemalloc", "libtcmalloc", "libsta_malloc")
+PEER_LIBRARIES = ("libmimalloc", "libjemalloc", "libtcmalloc", "libsnmallocshim", "librpmalloc",
+                  "libsta_malloc")
 SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.*?)\s*$")
 
 

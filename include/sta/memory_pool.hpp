@@ -214,11 +214,14 @@ class basic_memory_pool {
         engine::push(slot, p);
     }
 
-    /// Span layout: free_class for a pooled block (detail::is_pool_segment) allocated
-    /// with its whole class bytes, the class its span names.
+    /// Span layout: the free of a pooled block (detail::is_pool_segment) allocated with
+    /// its whole class bytes, the class its span names, without a size: it goes to its
+    /// span's bitmap (detail/layout/spans.hpp, release_unsized), never to its class's list.
     STA_FORCE_INLINE static void
     free_in_span(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
-        free_class(p, detail::span_of(p)->slot);
+        engine::home::check_thread();
+        before_free(p, detail::pooled_block_bytes(p));
+        core::release_unsized(p);
     }
 
     /// Resize a block. Same pointer while the class does not change. A shrink within
@@ -289,6 +292,36 @@ class basic_memory_pool {
             engine::home::set_prefault_for_new(on);
         if (auto* const st = engine::home::own())
             st->prefault = on;
+    }
+
+    /// A purge delay that never passes (set_purge_delay): the seed's trade.
+    static constexpr std::uint32_t purge_never = detail::purge_never;
+
+    /// Span layout: how long memory whose blocks have all come back stays with the pool
+    /// before its pages go back to the OS — a span's (detail/layout/span_life.hpp), a big
+    /// block's retained mapping. purge_never keeps it until the process ends. Per-thread
+    /// pools: the calling thread's pool and every pool made from now on.
+    static void set_purge_delay(
+        std::uint32_t milliseconds) noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        if constexpr (per_thread)
+            engine::home::set_purge_delay_for_new(milliseconds);
+        if (auto* const st = engine::home::own())
+            st->purge_delay_ms = milliseconds;
+    }
+
+    /// Span layout: give back to the OS now whatever the pool holds free — every span
+    /// whose blocks have all come back, the retained mappings of big blocks, the private
+    /// heap's spare chunk — of the calling thread's pool and (per-thread pools) of every
+    /// pool whose thread ended. The bytes given back; 0 when there was nothing.
+    static std::size_t trim() noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        std::size_t given = 0;
+        if (auto* const st = engine::home::existing())
+            given += core::trim(*st);
+        if constexpr (per_thread)
+            given += engine::home::trim_parked();
+        return given;
     }
 
     static std::size_t page_bytes() noexcept { return engine::home::page_bytes(); }

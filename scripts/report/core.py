@@ -37,19 +37,28 @@ PEERS = {
     "mimalloc": ["mimalloc", "mimalloc (new)", "mimalloc-dlopen"],
     "jemalloc": ["jemalloc", "jemalloc (new)"],
     "tcmalloc": ["tcmalloc", "tcmalloc (new)"],
+    "mimalloc3": ["mimalloc3", "mimalloc3 (new)"],
+    "snmalloc": ["snmalloc", "snmalloc (new)"],
+    "rpmalloc": ["rpmalloc", "rpmalloc (new)"],
     "boost::pool": ["boost-pool"],
     "bump": ["pmr-monotonic", "foonathan-stack"],
     "original CComBSTR": ["bstr-original"],
     "seed mode": [SEED_ROW],  # the seed-mode measures only (they name it beside ours)
 }
+# The LD_PRELOAD peers: Debian's packages, then the extra ones, the newest releases of
+# the best peers built apart (scripts/peer_library.sh: from STA_EXTRA_PEERS_DIR, by
+# default ../shared/peers beside the repository; scripts/report.sh skips the ones not
+# present, whatever --allow-missing says). "mimalloc" is Debian's (2.0.9) alone.
+DEBIAN_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
+EXTRA_PEERS = ["mimalloc3", "snmalloc", "rpmalloc"]
 # Groups of peers; "all" is every allocator that is not the pool.
-GROUPS = {"general": ["mimalloc", "jemalloc", "tcmalloc"]}
+GROUPS = {"general": DEBIAN_PEERS + EXTRA_PEERS}
 GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
               "seed mode": "the seed's mode (threads::one_owner)"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
-PRELOAD_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
+PRELOAD_PEERS = DEBIAN_PEERS + EXTRA_PEERS
 
 PRETTY = {
     "sta-branch": "sta (inline_branch)",
@@ -70,6 +79,9 @@ PRETTY = {
     "mimalloc": "mimalloc (LD_PRELOAD)",
     "jemalloc": "jemalloc (LD_PRELOAD)",
     "tcmalloc": "tcmalloc (LD_PRELOAD)",
+    "mimalloc3": "mimalloc 3.4.3 (LD_PRELOAD)",
+    "snmalloc": "snmalloc (LD_PRELOAD)",
+    "rpmalloc": "rpmalloc (LD_PRELOAD)",
     "pmr-unsync-pool": "pmr::unsynchronized_pool_resource",
     "pmr-monotonic": "pmr::monotonic_buffer_resource",
     "foonathan-pool": "foonathan::memory_pool",
@@ -101,7 +113,9 @@ class Cond(NamedTuple):
     bound "flat": ours is (lowest, highest) of the pool's figure over live-set sizes / the
     smallest's, within 1 +- threshold (group unused);
     bound "at_most": ours <= threshold, the figure itself (a ratio: wave 10 over wave 1,
-    peak RSS over 64 MiB); the group's best figure is shown beside it.
+    peak RSS over 64 MiB); the group's best figure is shown beside it;
+    bound "share_at_most": ours <= the group's best (lowest) figure + threshold, both
+    shares (0..1, shown as percentages: the share of the peak still resident).
     """
     measure: str
     group: Optional[str]
@@ -239,6 +253,17 @@ def preloaded(data):
     return [p for p in PRELOAD_PEERS if "preload:" + p not in data.skips]
 
 
+def extra_peers(data):
+    """The extra LD_PRELOAD peers present (not skipped)."""
+    return [p for p in EXTRA_PEERS if "preload:" + p not in data.skips]
+
+
+def peer_list(names):
+    """'a, b and c' of the pretty names without " (LD_PRELOAD)"."""
+    names = [pretty(n).replace(" (LD_PRELOAD)", "") for n in names]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def dispatch_rows(data):
     """The pool's rows by dispatch: every layout x dispatch policy."""
     return [data.row(lay, pol) for lay in LAYOUTS for pol in POLICIES.values()]
@@ -346,6 +371,10 @@ def check(measures, cond):
     elif cond.bound == "at_most":
         value = figure.ours
         ok = value is not None and value <= cond.threshold
+    elif cond.bound == "share_at_most":
+        value = figure.ours
+        ok = value is not None and figure.value is not None and \
+            value <= figure.value + cond.threshold
     else:
         raise ValueError(f"unknown bound {cond.bound}")
     return Check(cond, figure, value, ok)
@@ -368,6 +397,11 @@ def fmt(x, digits=2):
 
 def fx(r):
     return "n/a" if r is None else f"{r:.2f}×"
+
+
+def pct(share):
+    """A share (0..1) as a percentage: '12.3 %'."""
+    return "n/a" if share is None else f"{100 * share:.1f} %"
 
 
 def md_table(header, rows):
@@ -431,6 +465,9 @@ def cond_text(target, c):
         return f"{prefix}≤{c.threshold:g}× {GROUP_TEXT[c.group]}"
     if c.bound == "at_most":
         return f"{prefix}≤{c.threshold:g}×"
+    if c.bound == "share_at_most":
+        margin = f" + {100 * c.threshold:g} points" if c.threshold else ""
+        return f"{prefix}≤ {GROUP_TEXT[c.group]}{margin}"
     return f"{prefix}within ±{c.threshold * 100:.0f}% from 10^3 to 10^7 live blocks"
 
 
@@ -443,6 +480,10 @@ def measured_text(target, c):
         best_peer = (f"{pretty(c.figure.variant)} {fx(c.figure.value)}" if c.figure.variant
                      else "n/a")
         return f"{prefix}{fx(c.value)} (best peer: {best_peer})"
+    if c.cond.bound == "share_at_most":
+        best_peer = (f"{pretty(c.figure.variant)} {pct(c.figure.value)}" if c.figure.variant
+                     else "n/a")
+        return f"{prefix}{pct(c.value)} (best: {best_peer})"
     word = "vs" if c.cond.bound == "faster" else "of"
     peer = pretty(c.figure.variant) if c.figure.variant else GROUP_TEXT[c.cond.group]
     return f"{prefix}{fx(c.value)} {word} {peer}"

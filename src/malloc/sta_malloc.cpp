@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 // Every reference this file makes to the C++ runtime, weak: 0 when no runtime is loaded.
@@ -88,6 +89,18 @@ __attribute__((constructor)) void at_load() {
         pool::set_huge_pages(true);
     if (option_on("STA_MALLOC_PREFAULT"))
         pool::set_prefault(true);
+    if (const char* const ms = std::getenv("STA_MALLOC_PURGE_DELAY_MS")) {
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(ms, &end, 10);
+        if (std::strcmp(ms, "never") == 0)
+            pool::set_purge_delay(pool::purge_never);
+        else if (end != ms && *end == '\0' && value < pool::purge_never)
+            pool::set_purge_delay(static_cast<std::uint32_t>(value));
+        else
+            say("sta_malloc: STA_MALLOC_PURGE_DELAY_MS=%.60s is not a number of milliseconds "
+                "or \"never\"; the default stays\n",
+                ms);
+    }
     if (const char* const mib = std::getenv("STA_MALLOC_RETAIN_MIB")) {
         char* end = nullptr;
         const unsigned long long value = std::strtoull(mib, &end, 10);
@@ -102,16 +115,19 @@ __attribute__((constructor)) void at_load() {
 }
 
 /// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the
-/// segments mapped, and the exiting thread's pool.
+/// segments mapped, and the exiting thread's pool: bytes in use, mapped, resident and
+/// given back to the OS.
 __attribute__((destructor)) void print_stats_at_exit() {
     if (!option_on("STA_MALLOC_STATS"))
         return;
     const auto pools = pool::thread_pools();
     const sta::pool_stats mine = pool::stats();
     say("sta_malloc: %zu pools made, %zu parked, %zu segments of 2 MiB mapped; the exiting "
-        "thread's pool: %zu bytes in use of %zu reserved\n",
+        "thread's pool: %zu bytes in use of %zu reserved, %zu mapped, %zu resident, %zu given "
+        "back to the OS (%zu segments unmapped)\n",
         pools.pools_made, pools.pools_parked, pools.segments_mapped, mine.bytes_in_use,
-        mine.bytes_reserved);
+        mine.bytes_reserved, mine.bytes_mapped, mine.bytes_resident, mine.bytes_given_back,
+        mine.segments_unmapped);
 }
 
 /// The program's new-handler (none without a C++ runtime).
@@ -194,6 +210,14 @@ STA_EXPORT void* pvalloc(std::size_t bytes) {
 }
 STA_EXPORT std::size_t malloc_usable_size(void* p) {
     return heap::usable_size(p);
+}
+/// glibc's malloc_trim: give free memory back to the OS now — every span whose blocks
+/// have all come back, the kept big mappings and the private heap's spare chunk, of the
+/// calling thread's pool and of every pool whose thread ended. `pad` (glibc: the bytes to
+/// keep at the top of the heap) has no meaning here. 1 when memory was given back.
+STA_EXPORT int malloc_trim(std::size_t pad) {
+    (void)pad;
+    return pool::trim() != 0 ? 1 : 0;
 }
 
 #define STA_EXPORT_CXX __attribute__((visibility("default")))

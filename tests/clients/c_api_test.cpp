@@ -459,8 +459,7 @@ TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
             const sta::detail::span* sp = span_of(p);
             heap::free(p);
             if (on_free_list<pool>(p) != class_bytes) { // else its span is whole again
-                EXPECT_TRUE(sp->role == span_role::clean ||
-                            (sp->role == span_role::current && sp->free == nullptr))
+                EXPECT_TRUE(sp->role == span_role::clean || sp->role == span_role::purged)
                     << class_bytes;
             }
         }

@@ -116,6 +116,43 @@ TEST(StaMalloc, CallocZeroesReusedMemory) {
     }
 }
 
+/// Pages of [p, p + bytes) resident now (mincore); an unmapped page counts as not.
+std::size_t resident_pages(const void* p, std::size_t bytes) {
+    const auto start = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
+    const std::size_t length = reinterpret_cast<std::uintptr_t>(p) + bytes - start;
+    std::vector<unsigned char> residency((length + 4095) / 4096);
+    if (::mincore(reinterpret_cast<void*>(start), length, residency.data()) != 0)
+        return 0;
+    std::size_t n = 0;
+    for (const unsigned char r : residency)
+        n += r & 1u;
+    return n;
+}
+
+// Guards malloc_trim (glibc's signature and answer): memory freed goes back to the OS at
+// once, whatever the purge delay, and the call says so with 1; a second call finds
+// nothing to give and says 0.
+TEST(StaMalloc, MallocTrimGivesBackAtOnce) {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 4096; ++i) { // 4 MiB: spans of their own, most not current
+        void* p = malloc_fn(1024);
+        std::memset(p, 1, 1024);
+        blocks.push_back(p);
+    }
+    std::size_t before = 0;
+    for (void* p : blocks)
+        before += resident_pages(p, 1024) != 0;
+    ASSERT_EQ(before, blocks.size());
+    for (void* p : blocks)
+        std::free(p);
+    EXPECT_EQ(::malloc_trim(0), 1);
+    std::size_t after = 0;
+    for (void* p : blocks)
+        after += resident_pages(p, 1024) != 0;
+    EXPECT_LT(after, blocks.size() / 10) << "freed blocks still resident after malloc_trim";
+    EXPECT_EQ(::malloc_trim(0), 0);
+}
+
 // A big block's mapping is kept after its free (detail/heaps/retained_mappings.hpp): the next
 // request of its size gets it back without a page fault, and calloc clears it.
 TEST(StaMalloc, ABigBlockFreedIsReusedAndCallocClearsIt) {

@@ -1,4 +1,4 @@
-// sta-pool: the accounting checker of the span layout (S1..S10 in layout/spans.hpp,
+// sta-pool: the accounting checker of the span layout (S1..S12 in layout/span_types.hpp,
 // and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
 #pragma once
 
@@ -6,6 +6,7 @@
 #include "sta/detail/layout/spans.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,8 +32,9 @@ std::string check_spans(std::span<const held_block> held) {
     std::vector<checked_range> pieces;
     std::vector<const span*> spans;
 
-    // S1: the segments.
+    // S1: the segments, doubly linked, mapped, each in the segment map.
     std::size_t segments = 0;
+    const segment* newer = nullptr;
     for (const segment* seg = s.segments; seg != nullptr; seg = seg->older) {
         if (++segments > s.mappings) {
             fail("S1: the segment list is longer than mappings (a cycle?)");
@@ -40,11 +42,25 @@ std::string check_spans(std::span<const held_block> held) {
         }
         if (reinterpret_cast<std::uintptr_t>(seg) % segment_bytes != 0)
             fail("S1: segment " + hex(seg) + " is not aligned to segment_bytes");
-        for (const span& sp : seg->spans) {
+        if (seg->newer != newer)
+            fail("S1: segment " + hex(seg) + " has a wrong newer link");
+        if (!is_pool_segment(seg))
+            fail("S1: segment " + hex(seg) + " is not in the segment map");
+        newer = seg;
+        std::uint32_t idle = 0, purged = 0;
+        for (std::uint32_t k = first_block_span; k < spans_per_segment; ++k) {
+            const span& sp = seg->spans[k];
             if (sp.owner != &s)
                 fail("S9: span " + hex(&sp) + " is not owned by the state that mapped it");
+            idle += sp.role == span_role::clean || sp.role == span_role::purged;
+            purged += sp.role == span_role::purged;
             spans.push_back(&sp);
         }
+        if (idle != seg->idle_spans)
+            fail("S11: segment " + hex(seg) + " has " + num(idle) + " clean or purged spans, " +
+                 "idle_spans says " + num(seg->idle_spans));
+        if (purged == block_spans_per_segment)
+            fail("S12: every span of segment " + hex(seg) + " is purged, yet it is mapped");
     }
     // S10: blocks sent home count as used until the owner drains them; the checker
     // accounts for live blocks, so it runs with the inbox empty.
@@ -53,17 +69,45 @@ std::string check_spans(std::span<const held_block> held) {
     if (segments != s.mappings)
         fail("S1: " + num(segments) + " segments listed, mappings says " + num(s.mappings));
 
-    // S3: the lists name the roles.
-    std::size_t on_clean = 0, clean = 0;
-    for (const span* sp = s.clean; sp != nullptr && on_clean <= spans.size(); sp = sp->next) {
-        ++on_clean;
+    // S3, S11: the clean and purged lists name their roles; the clean list runs newest
+    // first and ends at clean_oldest.
+    std::size_t on_clean = 0, clean = 0, on_purged = 0, purged = 0;
+    const span* last_clean = nullptr;
+    for (const span* sp = s.clean; sp != nullptr; sp = sp->next) {
+        if (++on_clean > spans.size()) {
+            fail("S3: the clean list does not end");
+            break;
+        }
         if (sp->role != span_role::clean)
             fail("S3: span " + hex(sp) + " is on the clean list but not clean");
+        if (sp->prev != last_clean)
+            fail("S3: the clean list has a broken prev link at " + hex(sp));
+        if (last_clean != nullptr &&
+            static_cast<std::int32_t>(sp->since_ms - last_clean->since_ms) > 0)
+            fail("S11: clean span " + hex(sp) + " is newer than the one before it on the list");
+        last_clean = sp;
+    }
+    if (s.clean_oldest != last_clean)
+        fail("S11: clean_oldest is not the last span of the clean list");
+    const span* last_purged = nullptr;
+    for (const span* sp = s.purged; sp != nullptr; sp = sp->next) {
+        if (++on_purged > spans.size()) {
+            fail("S3: the purged list does not end");
+            break;
+        }
+        if (sp->role != span_role::purged)
+            fail("S3: span " + hex(sp) + " is on the purged list but not purged");
+        // S11: nothing of a purged span is resident (huge pages fault in whole segments).
+        if (!s.huge_pages && os_resident_bytes(span_begin(sp), span_usable_bytes(sp)) != 0)
+            fail("S11: purged span " + hex(sp) + " has pages resident");
+        if (sp->prev != last_purged)
+            fail("S3: the purged list has a broken prev link at " + hex(sp));
+        last_purged = sp;
     }
     for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
         const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
-        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] ||
-                        s.cursors[slot] != s.ends[slot]))
+        if (!pooled &&
+            (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] || s.window[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
         const std::uintptr_t base =
             s.current[slot] == nullptr
@@ -74,7 +118,7 @@ std::string check_spans(std::span<const held_block> held) {
         if (const span* cur = s.current[slot]) {
             if (cur->role != span_role::current || cur->slot != slot)
                 fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
-        } else if (s.heads[slot] != nullptr || s.cursors[slot] != s.ends[slot]) {
+        } else if (s.heads[slot] != nullptr || s.bits[slot] != 0 || s.window[slot] != nullptr) {
             fail("S5: slot " + num(slot) + " has blocks but no current span");
         }
         std::size_t walked = 0;
@@ -93,29 +137,13 @@ std::string check_spans(std::span<const held_block> held) {
             fail("T1: slot " + num(slot) + " has free blocks but does not serve them");
     }
 
-    // S2, S4, S6, S7, S8: each span.
-    const std::size_t max_blocks = span_bytes / min_class_bytes + 1;
-    auto walk = [&](const free_block* first, const span* sp, const char* what) {
-        std::size_t n = 0;
-        const std::size_t bytes = class_bytes_of_slot(sp->slot);
-        for (const void* b = first; b != nullptr; b = hooks::load_link(const_cast<void*>(b))) {
-            if (++n > max_blocks) {
-                fail(std::string("S6: the ") + what + " of span " + hex(sp) + " does not end");
-                break;
-            }
-            const auto a = reinterpret_cast<std::uintptr_t>(b);
-            if (span_of(b) != sp)
-                fail(std::string("S5/S6: a block on the ") + what + " of span " + hex(sp) +
-                     " lies in another span");
-            pieces.push_back({a, a + bytes, what});
-        }
-        return n;
-    };
+    // S2, S4, S5, S6, S7, S8: each span. Its free blocks (the bitmap's bits, and for the
+    // current span the class's list and window) become pieces of the tiling below.
     for (const span* sp : spans) {
-        if (sp->role == span_role::clean) {
-            ++clean;
-            if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0 || sp->free != nullptr)
-                fail("S2: clean span " + hex(sp) + " still has a class or blocks");
+        if (sp->role == span_role::clean || sp->role == span_role::purged) {
+            ++(sp->role == span_role::clean ? clean : purged);
+            if (sp->slot != 0 || sp->capacity != 0 || sp->used != 0)
+                fail("S2: clean or purged span " + hex(sp) + " still has a class or blocks");
             continue;
         }
         const std::uint32_t slot = sp->slot;
@@ -127,22 +155,65 @@ std::string check_spans(std::span<const held_block> held) {
         if (sp->capacity != span_usable_bytes(sp) / bytes)
             fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
                  num(span_usable_bytes(sp) / bytes));
-        const std::size_t on_span = walk(sp->free, sp, "span list");
+        if (sp->recip != reciprocal_of(bytes))
+            fail("S2: span " + hex(sp) + " has a wrong reciprocal of its class");
+        const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
+        auto free_block_at = [&](std::size_t i, const char* what) {
+            pieces.push_back({begin + i * bytes, begin + (i + 1) * bytes, what});
+        };
+        const std::uint64_t* const bitmap = span_bitmap(sp);
+        std::size_t in_bitmap = 0;
+        if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp)))
+            fail("S4: span " + hex(sp) + " does not point at its bitmap");
+        for (std::size_t w = 0; w < (sp->capacity + 63) / 64; ++w)
+            for (std::uint64_t m = bitmap[w]; m != 0; m &= m - 1) {
+                const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+                if (i >= sp->capacity) {
+                    fail("S2: span " + hex(sp) + " has a bit set past its capacity");
+                    break;
+                }
+                free_block_at(i, "bitmap");
+                ++in_bitmap;
+            }
         std::size_t held_by_class = 0;
         if (sp->role == span_role::current) {
             if (s.current[slot] != sp)
                 fail("S3: span " + hex(sp) + " says current but its class has another");
-            held_by_class = walk(s.heads[slot], sp, "class list");
-            const auto c = reinterpret_cast<std::uintptr_t>(s.cursors[slot]);
-            const auto e = reinterpret_cast<std::uintptr_t>(s.ends[slot]);
-            if (e != reinterpret_cast<std::uintptr_t>(span_limit(sp)) || c > e ||
-                c < reinterpret_cast<std::uintptr_t>(span_begin(sp)) || (e - c) % bytes != 0)
-                fail("S5: the bump range of slot " + num(slot) + " is not a tail of its span");
-            else if (c < e)
-                pieces.push_back({c, e, "bump range"});
-            held_by_class += (e - c) / bytes;
-            if (sp->wake_at != 0)
-                fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at));
+            std::size_t n = 0;
+            for (const void* b = s.heads[slot]; b != nullptr;
+                 b = hooks::load_link(const_cast<void*>(b))) {
+                if (++n > sp->capacity) {
+                    fail("S6: the class list of slot " + num(slot) + " does not end");
+                    break;
+                }
+                const auto a = reinterpret_cast<std::uintptr_t>(b);
+                if (span_of(b) != sp || (a - begin) % bytes != 0)
+                    fail("S5: a block on the class list of slot " + num(slot) +
+                         " is no block of its current span");
+                pieces.push_back({a, a + bytes, "class list"});
+            }
+            held_by_class = n;
+            if (s.window[slot] != nullptr || s.bits[slot] != 0) {
+                const auto window = reinterpret_cast<std::uintptr_t>(s.window[slot]);
+                const std::size_t first = (window - begin) / bytes;
+                if (window < begin || (window - begin) % (64 * bytes) != 0 ||
+                    first / 64 + 1 != sp->scan)
+                    fail("S5: the window of slot " + num(slot) +
+                         " is not the word its span's scan last took");
+                else
+                    for (std::uint64_t m = s.bits[slot]; m != 0; m &= m - 1) {
+                        const std::size_t i = first + static_cast<std::size_t>(std::countr_zero(m));
+                        if (i >= sp->capacity) {
+                            fail("S5: the window of slot " + num(slot) + " runs past its span");
+                            break;
+                        }
+                        free_block_at(i, "window");
+                        ++held_by_class;
+                    }
+            }
+            if (sp->wake_at > sp->used)
+                fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
+                     " > used " + num(sp->used));
         } else if (sp->role == span_role::partial) {
             if (sp->wake_at != 0)
                 fail("S7: partial span " + hex(sp) + " has wake_at " + num(sp->wake_at));
@@ -153,14 +224,16 @@ std::string check_spans(std::span<const held_block> held) {
                 fail("S7: sleeping span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
                      " >= used " + num(sp->used));
         }
-        if (sp->used + on_span != sp->capacity)
-            fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(on_span) +
-                 " on its list != capacity " + num(sp->capacity));
+        if (sp->used + in_bitmap != sp->capacity)
+            fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(in_bitmap) +
+                 " in its bitmap != capacity " + num(sp->capacity));
         if (held_by_class > sp->used)
             fail("S4: span " + hex(sp) + " has more blocks held by its class than used");
     }
     if (clean != on_clean)
         fail("S3: " + num(clean) + " clean spans, " + num(on_clean) + " on the clean list");
+    if (purged != on_purged)
+        fail("S3: " + num(purged) + " purged spans, " + num(on_purged) + " on the purged list");
 
     // Live blocks, at their span's class.
     for (const held_block& h : held) {
@@ -171,7 +244,7 @@ std::string check_spans(std::span<const held_block> held) {
         for (const span* candidate : spans)
             if (candidate == span_of(h.p))
                 sp = candidate;
-        if (sp == nullptr || sp->role == span_role::clean) {
+        if (sp == nullptr || sp->role == span_role::clean || sp->role == span_role::purged) {
             fail("S6: live block " + hex(h.p) + " lies in no span that serves a class");
             continue;
         }
@@ -185,7 +258,7 @@ std::string check_spans(std::span<const held_block> held) {
     // S6: the pieces tile each serving span.
     std::vector<checked_range> serving;
     for (const span* sp : spans)
-        if (sp->role != span_role::clean)
+        if (sp->role != span_role::clean && sp->role != span_role::purged)
             serving.push_back({reinterpret_cast<std::uintptr_t>(span_begin(sp)),
                                reinterpret_cast<std::uintptr_t>(span_limit(sp)), "span"});
     check_tiling(report, "S6", std::move(serving), std::move(pieces));

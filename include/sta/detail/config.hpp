@@ -27,6 +27,12 @@
 //                    maps it (Linux MADV_POPULATE_WRITE, else MAP_POPULATE-like
 //                    touching), so first use takes no page faults. Default 0;
 //                    set_prefault at run time.
+//   STA_POOL_PURGE_DELAY_MS  how long a clean span of the span layout keeps its pages
+//                    before they go back to the OS (layout/span_life.hpp); -1: never,
+//                    the seed's keep-everything trade. A pool can also choose at run
+//                    time (memory_pool::set_purge_delay); the drop-in malloc reads
+//                    STA_MALLOC_PURGE_DELAY_MS. Default: 100 (docs/design.md, "Memory
+//                    goes back", says why).
 //   STA_POOL_INITIAL_EXEC 1: per-thread pools reach the thread's pool pointer with the
 //                    initial-exec TLS model even in a shared library (-fPIC), one
 //                    %fs-relative load instead of a __tls_get_addr call; a library
@@ -91,6 +97,10 @@
 
 #ifndef STA_POOL_BIG_FROM_OS
 #define STA_POOL_BIG_FROM_OS 0
+#endif
+
+#ifndef STA_POOL_PURGE_DELAY_MS
+#define STA_POOL_PURGE_DELAY_MS 100
 #endif
 
 #ifndef STA_POOL_INITIAL_EXEC

@@ -3,9 +3,10 @@ every class, both dispatch variants in both layouts, the in-process peers. Its c
 names the pool's build; its figures at 32 B are the chart (docs/benchmarks.svg)."""
 import html
 
-from ..core import (LAYOUTS, POLICIES, PRELOAD_PEERS, SEED_ROW, Cond, Target,
-                    dispatch_rows, fmt, is_pool, load_context, make_measure, md_table, medians,
-                    missing_rows, pool_rows, preload_files, preloaded, pretty, read_json, to_ns)
+from ..core import (EXTRA_PEERS, LAYOUTS, POLICIES, PRELOAD_PEERS, SEED_ROW, Cond, Target,
+                    dispatch_rows, extra_peers, fmt, is_pool, load_context, make_measure,
+                    md_table, medians, missing_rows, peer_list, pool_rows, preload_files,
+                    preloaded, pretty, read_json, to_ns)
 
 # The thread policies of the sta-spans-* rows, as get_benchmark's context key
 # "sta_spans_threads" names them.
@@ -124,9 +125,22 @@ def method(data):
             "same binary under `LD_PRELOAD`; mimalloc is also measured in-process through "
             "`dlopen` (each call through a function pointer).")
     skipped = [f"{p} ({data.skips['preload:' + p]})" for p in PRELOAD_PEERS
-               if "preload:" + p in data.skips]
+               if "preload:" + p in data.skips and p not in EXTRA_PEERS]
     if skipped:
         line += " Skipped under LD_PRELOAD: " + "; ".join(skipped) + "."
+    present = extra_peers(data)
+    absent = [p for p in EXTRA_PEERS if p not in present]
+    extra = ("- **the newest releases** of the peers, built apart as `LD_PRELOAD` libraries "
+             f"({peer_list(EXTRA_PEERS)}: `scripts/peer_library.sh`, from the folder "
+             "`STA_EXTRA_PEERS_DIR`, by default `../shared/peers` beside the repository, "
+             "whose README.md says how they were built; Debian 12 packages mimalloc 2.0.9), "
+             "run wherever Debian's peers run under "
+             "`LD_PRELOAD` and count among the general-purpose peers.")
+    if present:
+        extra += f" Measured in this run: {peer_list(present)}."
+    if absent:
+        extra += (f" Not present here, so not measured: {peer_list(absent)} ("
+                  + "; ".join(data.skips["preload:" + p] for p in absent) + ").")
     return [
         "- **get** (`bench/get_benchmark.cpp`): *fresh* = allocations only, free lists empty (the "
         "pool's bump path; every run takes new memory: the pool has its own tagged instance, peers "
@@ -137,7 +151,7 @@ def method(data):
         "as the work between allocations does in a program. *ct* = size known at compile time "
         "(`alloc<N>()`), *rt* = size opaque at every call. General-purpose peers have no "
         "compile-time path; their figure is used for both.",
-        line]
+        line, extra]
 
 
 def render(data):
@@ -176,6 +190,7 @@ def svg_chart(data):
     allocs = [(sta, "ct"), (sta, "rt"), (other, "ct"), (spans, "ct"), (other_spans, "ct"),
               ("malloc", "rt"),
               ("jemalloc", "rt"), ("tcmalloc", "rt"), ("mimalloc", "rt"), ("mimalloc-dlopen", "rt"),
+              ("mimalloc3", "rt"), ("snmalloc", "rt"), ("rpmalloc", "rt"),
               ("pmr-unsync-pool", "rt"), ("foonathan-pool", "rt"), ("boost-pool", "rt"),
               ("boost-fast-pool", "rt")]
     rows = []

@@ -4,17 +4,18 @@ libsta_malloc.so (LD_PRELOAD). libsta_malloc.so is the span layout: judged there
 import os
 import statistics
 
-from ..core import (GROUPS, STA_MALLOC_ROW, Cond, ReportError, Target, best, checks_text, fmt,
-                    fx, make_measure, md_table, missing_rows, preloaded, pretty, ratio,
-                    read_lines, skipped_note, slug)
+from ..core import (DEBIAN_PEERS, GROUPS, PRELOAD_PEERS, STA_MALLOC_ROW, Cond, ReportError,
+                    Target, best, checks_text, extra_peers, fmt, fx, make_measure, md_table,
+                    missing_rows, peer_list, preloaded, pretty, ratio, read_lines,
+                    skipped_note, slug)
 
 SKIP = "programs"  # the --skip key: a program is not installed
 # A program counts as allocator-bound when glibc's median takes at least ALLOC_BOUND times
 # the best general-purpose peer's: then the allocator visibly decides its time.
 ALLOC_BOUND = 1.15
 # The program runner's allocator names -> the report's.
-PROGRAM_NAMES = {"glibc": "malloc", "mimalloc": "mimalloc", "jemalloc": "jemalloc",
-                 "tcmalloc": "tcmalloc", "sta": STA_MALLOC_ROW}
+PROGRAM_NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW},
+                     **{p: p for p in PRELOAD_PEERS})
 
 
 def load(data, results):
@@ -162,11 +163,17 @@ def share_text(v):
     return "–" if v is None or v["alloc_share"] is None else f"{100 * v['alloc_share']:.1f} %"
 
 
+def peers_text(data):
+    """The general-purpose peers of this run, named: Debian's, then the extra ones present."""
+    return peer_list(DEBIAN_PEERS + extra_peers(data))
+
+
 def method(data):
     return [
         "- **unchanged programs** (`bench/programs/run_programs.sh`, issue 16): Debian's lua5.4, "
-        "xmllint, python3, sqlite3 and pigz as whole processes under glibc, mimalloc, jemalloc, "
-        "tcmalloc and libsta_malloc.so (`LD_PRELOAD`), rounds interleaved, output oracle; wall "
+        "xmllint, python3, sqlite3 and pigz as whole processes under glibc, "
+        f"{peer_list(DEBIAN_PEERS + extra_peers(data) + ['libsta_malloc.so'])} (`LD_PRELOAD`), "
+        "rounds interleaved, output oracle; wall "
         "time and peak RSS. libsta_malloc.so is the span layout: its targets are judged there."]
 
 
@@ -187,13 +194,13 @@ def render(data):
         "byte-identical to the glibc run's. Time: wall seconds of the process, the median of "
         "its runs (min–max beside it); peak RSS: ru_maxrss, the median. *× vs glibc* and *× vs "
         "the best peer* = their median / libsta_malloc's (above 1: libsta_malloc is faster); "
-        "the best peer is the fastest of glibc, mimalloc, jemalloc and tcmalloc. *Round by "
+        f"the best peer is the fastest of glibc, {peers_text(data)}. *Round by "
         "round*: the best peer's time / libsta_malloc's within each round (the two ran "
         "moments apart, so a slow spell of the machine hits both): the median over rounds "
         "and its range, a steadier comparison than two medians on a noisy machine; the "
         "targets take the medians.", "",
         f"**Allocator-bound** (from this run): a program whose time on glibc is at least "
-        f"{ALLOC_BOUND:.2f}× the best general-purpose peer's (mimalloc, jemalloc, tcmalloc): "
+        f"{ALLOC_BOUND:.2f}× the best general-purpose peer's ({peers_text(data)}): "
         "there the allocator visibly decides the time, and the targets ask ≥ 1.05× the best "
         "peer and ≥ 1.3× glibc. Below that spread the program spends little of its time in "
         "malloc, and the target is no loss beyond the noise (≥ 0.97× the best peer). The "
@@ -232,7 +239,7 @@ def render(data):
         "### Every allocator (wall seconds: median, min–max; CPU seconds; peak RSS)", "",
         "CPU seconds (user + system, every thread; the median) count no time spent waiting "
         "for a core, so they move less than wall time when another process runs.", ""]
-    allocs = ["malloc", "mimalloc", "jemalloc", "tcmalloc", STA_MALLOC_ROW]
+    allocs = ["malloc"] + DEBIAN_PEERS + extra_peers(data) + [STA_MALLOC_ROW]
     rows = []
     for p in data.program_list:
         for a in allocs:
@@ -264,7 +271,7 @@ def render_shares(data, allocs):
         "median of the runs (their range beside it). One run measures this far more steadily "
         "than its time: it is the allocator's own cost, without the locality it gives the "
         "program (that is in the times above). *Lowest peer* = the smallest share among "
-        "glibc, mimalloc, jemalloc and tcmalloc; *sta / lowest* below 1: libsta_malloc spends "
+        f"glibc, {peers_text(data)}; *sta / lowest* below 1: libsta_malloc spends "
         "less of the program's time in the allocator.", ""]
     rows = []
     for p in data.program_list:

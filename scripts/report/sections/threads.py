@@ -90,10 +90,11 @@ def why_threads(data, v):
             "the inbox back at its next refill; the blocks themselves cross cores, for every "
             "allocator alike.")
     return text + (
-        " The churn frees blocks at random over the ring, across spans: a span's freed blocks "
-        "go back to its class sorted into address order each time the class takes the span "
-        "again (span_core::in_address_order, the largest symbol after the loop itself in a "
-        "perf profile of churn32 here).")
+        " The churn frees blocks at random over the ring, across spans: a sized free tests "
+        "whether the block lies in its class's current span (its LIFO list) or not (its "
+        "span's bitmap), a branch random frees mispredict about every second time; mixed "
+        "sizes also send the poor fits between 1 and 32 KiB to the private heap "
+        "(docs/dispatch.md, \"Span bitmaps\").")
 
 
 def why_threads_rss(data, v):

@@ -1,11 +1,12 @@
-// sta-pool: the inline-branch dispatch — "list non-empty ? pop : bump", all inlined
-// at the call site, no function pointer on the fast path.
+// sta-pool: the inline-branch dispatch — the layout's fast path inlined at the call
+// site, no function pointer on the fast path.
 //
 //   alloc(bytes):  key = bytes - 1
 //                  key >= 32 KiB (size 0 wraps too) -> out of line: zero / next tiers
 //                  slot = pooled_slot_of_key(key)          sizes 1..8 share slot 29
-//                  head(slot) ? pop : bump steps[slot]     a step that never fits
-//                                                          sends the class to refill
+//                  core::alloc(slot)                       shared cursor: "list ? pop :
+//                                                          bump"; spans: "list ? pop :
+//                                                          the window's lowest block"
 //   free(p, bytes): the same routing, then the layout's release.
 //
 // It has no tables to keep in step with the lists, so it has no invariant of its
@@ -66,20 +67,10 @@ class inline_branch_engine {
 
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
 
-    /// A block of the class of a canonical pooled slot (pooled_slot_of_key).
+    /// A block of the class of a canonical pooled slot (pooled_slot_of_key): the
+    /// layout's fast path, inlined.
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
-        free_block*& head = core::head(slot);
-        if (free_block* block = head) {
-            head = static_cast<free_block*>(hooks::load_link(block));
-            return block;
-        }
-        std::byte*& cursor = core::cursor(slot);
-        std::byte* const block = cursor;
-        if (core::steps[slot] <= static_cast<std::size_t>(core::end(slot) - block)) [[likely]] {
-            cursor = block + core::steps[slot];
-            return block;
-        }
-        return core::refill(slot);
+        return core::alloc(slot);
     }
 };
 

@@ -12,9 +12,11 @@
 //   get<N>, finding its list empty, points the slot at bump<N>; bump<N>, finding its
 //   range exhausted, asks the layout to refill, and points the slot at get<N> when the
 //   refill gave the class a list. put<N> points the slot at get<N> when the class's list
-//   is not empty after the free: always in the shared-cursor layout; in the span layout
-//   when the block was of the current span (others go to their own span), so the slot
-//   flips between "pop the current span's list" and "bump in the current span".
+//   is not empty after the free (always, in the seed's shared-cursor layout).
+//
+//   A layout without a list and a cursor to flip between (the span layout: a list and a
+//   bitmap window, layout/spans.hpp) gets a table that does not rewrite itself: every
+//   alloc slot is take<N>, the layout's own fast path.
 //
 // "Is the free list empty?" is asked only when the answer is likely "no"; the rest
 // of the time the answer is encoded in the table itself.
@@ -23,6 +25,7 @@
 // get<N>. The converse need not hold: get<N> finds out lazily that its list has drained.
 #pragma once
 
+#include "sta/detail/layout/contract.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/state.hpp"
 
@@ -78,8 +81,13 @@ class self_rewriting_table_engine {
         return state().alloc_table[slot](class_bytes_of_slot(slot));
     }
 
+    /// Does the layout give the table a list and a cursor to flip between?
+    static constexpr bool rewrites = list_and_cursor_core<core>;
+
     /// T1 for the accounting checkers: does the alloc slot serve its free list?
     static bool slot_serves_list(std::uint32_t slot) noexcept {
+        if constexpr (!rewrites)
+            return true;
         return state().alloc_table[slot] == alloc_row(all_slots{}, true)[slot];
     }
 
@@ -141,16 +149,25 @@ class self_rewriting_table_engine {
     template <std::uint32_t Slot>
     static void put(void* p, std::size_t) noexcept {
         core::release(Slot, p);
-        if (core::release_feeds_head || core::head(Slot) != nullptr)
-            set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
+        if constexpr (rewrites)
+            if (core::release_feeds_head || core::head(Slot) != nullptr)
+                set_alloc_slot<Slot>(&get<Slot>); // a free block exists: serve the list
+    }
+
+    /// A layout without a list and a cursor: its own fast path, every time.
+    template <std::uint32_t Slot>
+    static void* take(std::size_t) noexcept {
+        return core::alloc(Slot);
     }
 
     template <std::uint32_t Slot>
     static constexpr alloc_fn pooled_alloc_fn(bool want_get) noexcept {
-        if constexpr (is_pooled_slot(Slot))
-            return want_get ? &get<canonical_slot(Slot)> : &bump<canonical_slot(Slot)>;
-        else
+        if constexpr (!is_pooled_slot(Slot))
             return nullptr;
+        else if constexpr (!rewrites)
+            return &take<canonical_slot(Slot)>;
+        else
+            return want_get ? &get<canonical_slot(Slot)> : &bump<canonical_slot(Slot)>;
     }
     template <std::uint32_t Slot>
     static constexpr free_fn pooled_free_fn() noexcept {

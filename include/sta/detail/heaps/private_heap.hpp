@@ -32,6 +32,13 @@ class win32_private_heap {
     }
     bool holds_memory() const noexcept { return handle_ != nullptr; }
     void hand_over() noexcept {}
+    /// Free memory back to the OS: the heap decommits what it can. Bytes given back are
+    /// not told by Windows: 0.
+    std::size_t trim() noexcept {
+        if (handle_ != nullptr)
+            (void)::HeapCompact(handle_, 0);
+        return 0;
+    }
 
   private:
     HANDLE handle_ = nullptr;
@@ -47,6 +54,12 @@ class linux_private_heap {
     void* realloc(void* p, std::size_t bytes) noexcept { return heap_.realloc(p, bytes); }
     bool holds_memory() const noexcept { return heap_.stats().chunks != 0; }
     void hand_over() noexcept { heap_.hand_over(); }
+    /// The cached wholly free chunk back to the OS. The bytes given back.
+    std::size_t trim() noexcept {
+        const std::size_t before = heap_.stats().bytes_mapped;
+        heap_.trim();
+        return before - heap_.stats().bytes_mapped;
+    }
 
   private:
     thread_heap heap_{};

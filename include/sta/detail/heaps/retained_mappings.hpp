@@ -15,7 +15,13 @@
 //   realloc shrinking one:  the tail it gives up is kept
 //   a new pool segment:     everything kept is unmapped first, so that memory kept for
 //                           big blocks never sits beside new memory for small ones
+//   the purge delay passes: a range kept that long is unmapped (release_due, on the
+//                           same slow paths as the spans' purges, layout/span_life.hpp)
 //   the thread ends:        everything kept is unmapped (home/per_thread.hpp parks the state)
+//   trim, malloc_trim:      everything kept is unmapped
+//
+// One limit for the process: what all states keep together stays within
+// retained_limit_bytes (the drop-in's STA_MALLOC_RETAIN_MIB).
 //
 // Each pool state keeps its own (the freeing thread's): no lock, and fork() leaves the
 // child's intact. Linux (the drop-in's platform): part of a mapping is unmapped or
@@ -27,38 +33,50 @@
 //  RM1 start[0..count) are disjoint ranges of length[i] > 0 bytes (whole OS pages),
 //      mapped, whose pages were a big block's and are no block's now; nothing else
 //      refers to them. Two ranges never touch (keep joins them).
-//  RM2 held is the sum of length[0..count); count <= max_count, and held <= the limit
-//      (retained_limit_bytes) when keep() returns.
+//  RM2 held is the sum of length[0..count); count <= max_count. retained_total_bytes is
+//      the sum of every state's held, and stays within retained_limit_bytes when
+//      keep() returns.
 //  RM3 entries are in the order they were kept, oldest first (a range joined or cut
-//      keeps its place).
+//      keeps its place); kept_ms[i] is when range i was kept or last grew by a join.
 #pragma once
 
 #include "sta/detail/os/pages.hpp"
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace sta::detail {
 
-/// The most a pool state keeps (RM2): 64 MiB unless the program sets it (the drop-in's
-/// STA_MALLOC_RETAIN_MIB); 0 keeps nothing.
+/// The most all pool states keep together (RM2): 64 MiB unless the program sets it (the
+/// drop-in's STA_MALLOC_RETAIN_MIB); 0 keeps nothing.
 inline std::atomic<std::size_t> retained_limit_bytes{std::size_t{64} << 20};
+/// What all pool states keep now (RM2).
+inline std::atomic<std::size_t> retained_total_bytes{0};
 
 struct retained_mappings {
     static constexpr std::size_t max_count = 8;
 
-    std::byte* start[max_count] = {};   // RM1, RM3
-    std::size_t length[max_count] = {}; // RM1
-    std::size_t count = 0;              // RM2
-    std::size_t held = 0;               // RM2
-    bool last_taken = false;            // the last take() handed out kept pages
+    std::byte* start[max_count] = {};      // RM1, RM3
+    std::size_t length[max_count] = {};    // RM1
+    std::uint32_t kept_ms[max_count] = {}; // RM3
+    std::size_t count = 0;                 // RM2
+    std::size_t held = 0;                  // RM2
+    bool last_taken = false;               // the last take() handed out kept pages
 
-    /// Keep the freed pages [p, p + bytes) (whole pages). False when they are not kept
-    /// (more than the limit): the caller unmaps them.
-    bool keep(void* p, std::size_t bytes) noexcept {
+    /// Keep the freed pages [p, p + bytes) (whole pages), at time `now`. False when they
+    /// are not kept (more than the limit leaves room for): the caller unmaps them.
+    bool keep(void* p, std::size_t bytes, std::uint32_t now) noexcept {
         const std::size_t limit = retained_limit_bytes.load(std::memory_order_relaxed);
         if (bytes > limit)
             return false;
+        // Room within the process's limit (RM2): this state's oldest ranges go first.
+        while (retained_total_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit) {
+            retained_total_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+            if (count == 0)
+                return false; // the other threads keep it all
+            drop(0);
+        }
         auto* const b = static_cast<std::byte*>(p);
         std::size_t before = count; // a kept range that ends at b
         std::size_t after = count;  // one that starts at b + bytes
@@ -71,23 +89,25 @@ struct retained_mappings {
         held += bytes;
         if (before != count) { // RM1: joined, never touching
             length[before] += bytes;
+            kept_ms[before] = now;
             if (after != count) {
                 length[before] += length[after];
                 held += length[after]; // remove() takes it off again: counted once
+                retained_total_bytes.fetch_add(length[after], std::memory_order_relaxed);
                 remove(after);
             }
         } else if (after != count) {
             start[after] = b;
             length[after] += bytes;
+            kept_ms[after] = now;
         } else {
             if (count == max_count)
                 drop(0);
             start[count] = b;
             length[count] = bytes;
+            kept_ms[count] = now;
             ++count;
         }
-        while (held > limit)
-            drop(0); // the oldest (RM3), which may be the range just joined
         return true;
     }
 
@@ -132,10 +152,23 @@ struct retained_mappings {
         return false;
     }
 
-    /// Unmap everything kept.
-    void release_all() noexcept {
+    /// Unmap every range kept for `delay_ms` or longer at time `now` (oldest first, RM3).
+    /// The bytes unmapped.
+    std::size_t release_due(std::uint32_t now, std::uint32_t delay_ms) noexcept {
+        std::size_t given = 0;
+        while (count != 0 && now - kept_ms[0] >= delay_ms) {
+            given += length[0];
+            drop(0);
+        }
+        return given;
+    }
+
+    /// Unmap everything kept. The bytes unmapped.
+    std::size_t release_all() noexcept {
+        const std::size_t given = held;
         while (count != 0)
             drop(count - 1);
+        return given;
     }
 
   private:
@@ -145,6 +178,7 @@ struct retained_mappings {
         start[i] += bytes;
         length[i] -= bytes;
         held -= bytes;
+        retained_total_bytes.fetch_sub(bytes, std::memory_order_relaxed);
     }
     void drop(std::size_t i) noexcept {
         os_unmap_pages(start[i], length[i]);
@@ -152,10 +186,12 @@ struct retained_mappings {
     }
     void remove(std::size_t i) noexcept {
         held -= length[i];
+        retained_total_bytes.fetch_sub(length[i], std::memory_order_relaxed);
         --count;
         for (; i < count; ++i) { // RM3: the order stays
             start[i] = start[i + 1];
             length[i] = length[i + 1];
+            kept_ms[i] = kept_ms[i + 1];
         }
     }
 };

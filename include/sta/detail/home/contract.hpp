@@ -6,9 +6,11 @@
 #pragma once
 
 #include "sta/detail/pool/checked_build.hpp"
+#include "sta/detail/pool/state.hpp"
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 
 namespace sta::detail {
 

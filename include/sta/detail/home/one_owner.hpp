@@ -19,6 +19,8 @@ struct one_owner_home {
     STA_FORCE_INLINE static State& state() noexcept { return through_register(state_); }
     /// The state to write to: there is only one.
     STA_FORCE_INLINE static State* own() noexcept { return &through_register(state_); }
+    /// The state, which always exists.
+    STA_FORCE_INLINE static State* existing() noexcept { return &state_; }
     STA_FORCE_INLINE static void check_thread() noexcept {
         state_.owner.check(Engine::name, "", "the pool");
     }

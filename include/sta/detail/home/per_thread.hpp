@@ -16,21 +16,28 @@
 //   allocation takes the slow path, which adopts a state (own()). A free on such a
 //   thread finds the block's span owned by someone else and sends the block home.
 //
-//   Thread exit (os/thread_exit.hpp): the state is parked — its heap handed over — on the
-//   family's parked list, and current_ goes back to idle_. Its spans stay where they
-//   are, owned by the parked state: live blocks can still be freed by any thread (into
-//   the parked state's inbox), and the next thread that needs a pool adopts the most
-//   recently parked state, memory, lists and all, and drains its inbox first. (The
-//   exiting thread does not drain: the layout's slow paths find their state through
-//   current_, which mingw's emulated TLS may already have torn down.) States
-//   are never destroyed (frees can reach them at any time), so a block's owner pointer
-//   is always valid; threads that come and go reuse the same few states.
+//   Thread exit (os/thread_exit.hpp): the state is parked on the family's parked list,
+//   and current_ goes back to idle_. Parking takes what other threads sent home, ends
+//   the classes' current spans and gives every span whose blocks have all come back to
+//   the OS (the layout's drain_parked, which names the state it works on and never
+//   reads current_: mingw's emulated TLS may already be torn down), releases the kept
+//   big mappings and hands the heap over. Its spans stay where they are, owned by the
+//   parked state: live blocks can still be freed by any thread, and a thread that sends
+//   a block home to a parked state takes it back itself, under the state's lock, so
+//   that memory freed after its thread ended is reused and given back without waiting
+//   for a new thread (sent_home). The next thread that needs a pool adopts the most
+//   recently parked state, memory, lists and all. States are never destroyed (frees can
+//   reach them at any time), so a block's owner pointer is always valid; threads that
+//   come and go reuse the same few states.
 //
 //   Invariants:
 //   PH1 current_ of a thread is idle_ or a state no other thread's current_ points at;
 //       a parked state is on the parked list and no thread's current_.
 //   PH2 idle_ is never written after constant initialisation.
 //   PH3 made_ counts every state ever made, parked or not; none is ever destroyed.
+//   PH4 a state's `parked` is true exactly while it is on the parked list or being put
+//       there; it changes, and a parked state's lists change, only under its
+//       parked_lock.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -42,31 +49,11 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <thread>
 
 namespace sta::detail {
-
-/// The lock of a per-thread family's lists: held for a few instructions when a thread
-/// adopts or parks a state, never on an allocation or a free.
-struct spin_lock {
-    std::atomic_flag taken = ATOMIC_FLAG_INIT;
-    void lock() noexcept {
-        while (taken.test_and_set(std::memory_order_acquire))
-            while (taken.test(std::memory_order_relaxed))
-                std::this_thread::yield();
-    }
-    void unlock() noexcept { taken.clear(std::memory_order_release); }
-};
-struct spin_guard {
-    explicit spin_guard(spin_lock& l) noexcept : l_(l) { l_.lock(); }
-    ~spin_guard() { l_.unlock(); }
-    spin_guard(const spin_guard&) = delete;
-    spin_guard& operator=(const spin_guard&) = delete;
-
-  private:
-    spin_lock& l_;
-};
 
 template <class State, class Engine>
 struct per_thread_home {
@@ -79,6 +66,12 @@ struct per_thread_home {
     STA_FORCE_INLINE static State* own() noexcept {
         State* const s = current_;
         return s != &idle_ ? s : adopt();
+    }
+    /// The calling thread's state, or nullptr while it has none (it never allocated, or
+    /// its state was parked): nothing is made or adopted.
+    STA_FORCE_INLINE static State* existing() noexcept {
+        State* const s = current_;
+        return s != &idle_ ? s : nullptr;
     }
     /// Any thread may call: nothing to check.
     STA_FORCE_INLINE static void check_thread() noexcept {}
@@ -115,6 +108,60 @@ struct per_thread_home {
     static void set_prefault_for_new(bool on) noexcept {
         prefault_for_new_.store(on, std::memory_order_relaxed);
     }
+    static void set_purge_delay_for_new(std::uint32_t ms) noexcept {
+        purge_delay_for_new_.store(ms, std::memory_order_relaxed);
+    }
+
+    /// A thread pushed a block onto `owner`'s inbox. When the owner's thread has ended,
+    /// the sender takes it back itself (PH4): nothing freed waits for a new thread.
+    static void sent_home(pool_state& owner) noexcept {
+        if (owner.parked.load(std::memory_order_seq_cst)) [[unlikely]]
+            drain_parked(static_cast<State&>(owner));
+    }
+
+    /// Does some parked state keep free memory for its delay? One relaxed load or two.
+    static bool parked_wait() noexcept {
+        return parked_noted_.load(std::memory_order_relaxed) !=
+                   parked_seen_.load(std::memory_order_relaxed) ||
+               parked_still_wait_.load(std::memory_order_relaxed);
+    }
+
+    /// What parked states kept for their delay, given back once it has passed: a walk of
+    /// the parked list, at most once per parked_check_ms of the clock, by whichever
+    /// thread's slow path gets here (the layout's give_back_due). A state another thread
+    /// holds is passed over until the next walk.
+    static void give_back_parked(std::uint32_t now) noexcept {
+        if (now - parked_checked_ms_.load(std::memory_order_relaxed) < parked_check_ms)
+            return;
+        parked_checked_ms_.store(now, std::memory_order_relaxed);
+        const std::uint32_t noted = parked_noted_.load(std::memory_order_relaxed);
+        bool still = false;
+        {
+            const spin_guard lock(lock_);
+            for (pool_state* p = parked_; p != nullptr; p = p->next_parked) {
+                State& s = static_cast<State&>(*p);
+                const spin_guard held(s.parked_lock);
+                Engine::core::give_back_due(s, now);
+                s.heap.hand_over();
+                still = still || Engine::core::waits(s);
+            }
+        }
+        parked_still_wait_.store(still, std::memory_order_relaxed);
+        parked_seen_.store(noted, std::memory_order_relaxed);
+    }
+
+    /// Give back, at once, what every parked state could give (trim): its clean spans'
+    /// pages. The bytes given back.
+    static std::size_t trim_parked() noexcept {
+        std::size_t given = 0;
+        const spin_guard lock(lock_);
+        for (pool_state* s = parked_; s != nullptr; s = s->next_parked) {
+            const spin_guard held(s->parked_lock);
+            given += Engine::core::trim(static_cast<State&>(*s));
+            s->heap.hand_over(); // trimmed by this thread, owned by whoever adopts it
+        }
+        return given;
+    }
 
     /// fork() in a threaded program: the parent holds the family's lock across the
     /// fork (pthread_atfork's prepare), so the child's copy is never taken by a thread
@@ -144,6 +191,10 @@ struct per_thread_home {
         }
         if (s == nullptr && (s = make()) == nullptr)
             return nullptr;
+        {
+            const spin_guard held(s->parked_lock); // a sender may be draining it (PH4)
+            s->parked.store(false, std::memory_order_seq_cst);
+        }
         s->next_parked = nullptr;
         current_ = s;
         (void)call_at_thread_exit<&thread_ended>(s); // without a slot the state stays ours
@@ -161,23 +212,47 @@ struct per_thread_home {
         s->page_bytes = page_bytes();
         s->huge_pages = huge_pages_for_new_.load(std::memory_order_relaxed);
         s->prefault = prefault_for_new_.load(std::memory_order_relaxed);
+        s->purge_delay_ms = purge_delay_for_new_.load(std::memory_order_relaxed);
         const spin_guard lock(lock_);
         ++made_;
         return s;
     }
 
-    /// The thread that owned `p` ends: park its state (PH1). The big blocks' pages it
-    /// kept for its thread's next requests (heaps/retained_mappings.hpp) go back to the OS: a
-    /// parked state has no thread to make them.
+    /// The thread that owned `p` ends: park its state (PH1, PH4). A parked state has no
+    /// thread to reuse what it holds: the kept big mappings and every clean span go back
+    /// to the OS now.
     static void thread_ended(void* p) noexcept {
         State* const s = static_cast<State*>(p);
-        s->heap.hand_over();
-        s->retained.release_all();
+        {
+            const spin_guard held(s->parked_lock);
+            s->parked.store(true, std::memory_order_seq_cst);
+            Engine::core::drain_parked(*s);
+            s->retained.release_all();
+            s->heap.hand_over();
+            note_parked_wait(*s);
+        }
         if (current_ == s)
             current_ = &idle_;
         const spin_guard lock(lock_);
         s->next_parked = parked_;
         parked_ = s;
+    }
+
+    /// A sender takes back what it sent to a parked state, with what others sent.
+    STA_NOINLINE static void drain_parked(State& s) noexcept {
+        const spin_guard held(s.parked_lock);
+        if (!s.parked.load(std::memory_order_relaxed))
+            return; // adopted meanwhile: its new thread drains it
+        Engine::core::drain_parked(s);
+        s.heap.hand_over(); // the heap's owner is whoever adopts the state, not the sender
+        note_parked_wait(s);
+    }
+
+    /// A parked state keeps free memory whose delay has not passed: the next slow path of
+    /// any thread of the family that finds it due gives it back (give_back_parked).
+    static void note_parked_wait(State& s) noexcept {
+        if (Engine::core::waits(s))
+            parked_noted_.fetch_add(1, std::memory_order_relaxed);
     }
 
     static constinit inline State idle_{}; // PH2
@@ -187,6 +262,14 @@ struct per_thread_home {
     static constinit inline std::atomic<bool> heap_used_{false};
     static constinit inline std::atomic<bool> huge_pages_for_new_{STA_POOL_HUGE_PAGES != 0};
     static constinit inline std::atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
+    static constinit inline std::atomic<std::uint32_t> purge_delay_for_new_{default_purge_delay_ms};
+    /// Parked states that keep memory for its delay (give_back_parked): notes made, the
+    /// notes the last walk saw, whether a state still waited after it, and when it ran.
+    static constexpr std::uint32_t parked_check_ms = 10;
+    static constinit inline std::atomic<std::uint32_t> parked_noted_{0};
+    static constinit inline std::atomic<std::uint32_t> parked_seen_{0};
+    static constinit inline std::atomic<bool> parked_still_wait_{false};
+    static constinit inline std::atomic<std::uint32_t> parked_checked_ms_{0};
     static constinit inline spin_lock lock_{}; // guards parked_ and made_
     static constinit inline pool_state* parked_ = nullptr;
     static constinit inline std::size_t made_ = 0;

@@ -25,19 +25,13 @@ namespace sta::detail {
 template <class Core>
 concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std::byte* block,
                                std::size_t bytes, pool_stats& stats) {
-    // The fast path's fields: the class's list, its bump cursor and the cursor's end,
-    // and how far the cursor moves (a step that never fits sends the class to refill).
-    { Core::head(slot) } -> std::same_as<free_block*&>;
-    { Core::cursor(slot) } -> std::same_as<std::byte*&>;
-    { Core::end(slot) } -> std::same_as<std::byte*>;
-    { Core::steps[slot] } -> std::convertible_to<std::size_t>;
-    // Free of a pooled block; release_feeds_head says whether it always fills
-    // head(slot) (else the table policy looks whether it did, to point the slot at it).
+    // The fast paths, inlined at the call site: a block of the class (nullptr when the
+    // OS refuses), and the free of a pooled block.
+    { Core::alloc(slot) }
+    noexcept->std::same_as<void*>;
     { Core::release(slot, p) }
     noexcept->std::same_as<void>;
-    requires std::same_as<decltype(Core::release_feeds_head), const bool>;
-    // The slow path: head(slot) is empty and the bump range too short. A block, or
-    // nullptr when the OS refuses.
+    // The slow path of alloc: a block, or nullptr when the OS refuses.
     { Core::refill(slot) }
     noexcept->std::same_as<void*>;
     // realloc between two classes without moving, if the layout can.
@@ -55,14 +49,34 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
     noexcept->std::same_as<std::ptrdiff_t>;
 };
 
+/// A layout whose classes allocate from a free list and a bump cursor, which the seed's
+/// self-rewriting table flips between (dispatch/self_rewriting_table.hpp): the seed's
+/// shared cursor. release_feeds_head says whether a free always fills head(slot) (else
+/// the table looks whether it did, to point the slot at it).
+template <class Core>
+concept list_and_cursor_core = layout_core<Core> && requires(std::uint32_t slot) {
+    { Core::head(slot) } -> std::same_as<free_block*&>;
+    { Core::cursor(slot) } -> std::same_as<std::byte*&>;
+    { Core::end(slot) } -> std::same_as<std::byte*>;
+    { Core::steps[slot] } -> std::convertible_to<std::size_t>;
+    requires std::same_as<decltype(Core::release_feeds_head), const bool>;
+};
+
 /// A layout whose blocks know their owner, for per-thread pools: blocks other threads
 /// freed into a state's inbox are taken back by `drain` (the state's owner only; true
 /// when there were any), which the home calls when a thread adopts a state and the heap
 /// tier before it allocates.
 template <class Core, class State>
-concept threaded_layout_core = layout_core<Core> && requires(State& st) {
+concept threaded_layout_core = layout_core<Core> && requires(State& st, std::uint32_t ms) {
     { Core::drain(st) }
     noexcept->std::same_as<bool>;
+    // A parked state, held by the thread parking it or sending it blocks: what was sent
+    // home goes back, and what is free goes back to the OS (home/per_thread.hpp).
+    { Core::drain_parked(st) }
+    noexcept;
+    // Everything `st` holds free back to the OS now; the bytes given back.
+    { Core::trim(st) }
+    noexcept->std::same_as<std::size_t>;
 };
 
 /// A layout policy: its state (constant-initialisable, never destroyed) and its core.

@@ -87,6 +87,24 @@ struct shared_cursor_core {
         return out;
     }();
 
+    /// A block of the class of a canonical pooled slot: "list non-empty ? pop : bump",
+    /// inlined at the call site (the inline-branch dispatch; the table dispatch reaches
+    /// the same fields through its slots).
+    STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
+        free_block*& list = head(slot);
+        if (free_block* block = list) {
+            list = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        std::byte*& bump = cursor(slot);
+        std::byte* const block = bump;
+        if (steps[slot] <= static_cast<std::size_t>(end(slot) - block)) [[likely]] {
+            bump = block + steps[slot];
+            return block;
+        }
+        return refill(slot);
+    }
+
     /// A freed block goes on its class's list: the list is no longer empty.
     static constexpr bool release_feeds_head = true;
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
@@ -199,6 +217,11 @@ struct shared_cursor_core {
         out.mapping_bytes = st.page_bytes;
         out.mappings = st.mappings;
         out.bytes_reserved = st.mappings * st.page_bytes;
+        out.bytes_mapped = st.mappings * (st.page_bytes + page_header_bytes);
+        for (const page_header* page = st.pages; page != nullptr; page = page->older)
+            out.bytes_resident +=
+                os_resident_bytes(reinterpret_cast<const std::byte*>(page) - st.page_bytes,
+                                  st.page_bytes + page_header_bytes);
         const auto bump = static_cast<std::size_t>(st.end - st.cursor);
         out.bytes_free = bump;
         for (std::uint32_t i = 0; i < class_count; ++i) {

@@ -1,68 +1,37 @@
-// sta-pool: the span layout — memory in aligned spans that each serve one class.
+// sta-pool: the span layout — memory in aligned spans that each serve one class. The
+// structures, their picture and the invariants: layout/span_types.hpp; what becomes of
+// a span whose blocks have all come back: layout/span_life.hpp.
 //
-//   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
-//   +---------------------------+----------------+----------------+-----+----------------+
-//   | segment header            | span 0 blocks  | span 1 blocks  | ... | span 31 blocks |
-//   | span headers[32] (64 B ea)| 60 KiB         | 64 KiB         |     | 64 KiB         |
-//   +---------------------------+----------------+----------------+-----+----------------+
-//   ^ base = p & ~(segment_bytes - 1)            span_of(p) = &base->spans[(p >> 16) & 31]
+// Allocation stays in one span per class until that span is spent (free-list sharding),
+// so blocks handed out together lie together:
 //
-//   a span serving the 32 B class, while it is its class's current span:
-//   +------+------+------+------+------+------+------------------------------+---+
-//   | live | free | live | head | head | live | bump range [cursor, end)     |   |
-//   +------+--+---+------+--+---+------+------+------------------------------+---+
-//             |             +-- heads[slot]: the class allocates from these first,
-//             |                 then from the bump range, both in this span only;
-//             |                 a block of this span freed now goes here (LIFO)
-//             +-- span.free: blocks freed into the span while it was not current
+//   alloc:   heads[slot] ? pop : bits[slot] ? the window's lowest free block : refill
+//   refill:  the next word of the current span's bitmap that has free blocks (scan)
+//            becomes the window; at the bitmap's end the class starts over at its first
+//            word if a quarter of the span is free, else the span sleeps and the class
+//            takes the most recently woken partial span, else a clean span, else a new
+//            segment. Each step costs a few instructions per block it hands out: no list
+//            is walked, nothing is sorted, and the blocks come out in ascending address
+//            order however they were freed, so a heap that has lived still hands out
+//            neighbours.
+//   free:    a block of the class's current span, by the sized API: onto heads[slot]
+//            (LIFO, the warmest block first); any other block: its bit in its span's
+//            bitmap, and --used (a span whose used reaches its wake_at wakes, or comes
+//            clean); another thread's block: to its owner (S10).
 //
-// A block finds its span, and so its class, by masking its address: the sized free
-// needs no lookup table and the C API needs no per-block header. Allocation stays in
-// one span per class until that span is exhausted (free-list sharding), so blocks
-// handed out together lie together, and a span whose blocks have all come back is
-// clean again: any class can take it, in bump (ascending address) order. When the
-// current span is exhausted the class takes, in this order: the span's own free
-// blocks if at least a quarter of it is free; else the most recently woken partial
-// span of the class; else a clean span; else a new segment. A span's free blocks
-// become the class's list in ascending address order (in_address_order), whatever
-// order they were freed in, so a heap that has lived still hands out neighbours. A
-// span retired with less than a quarter free sleeps until frees bring it there (its
-// `wake_at`), so a span with a few free slots is not taken again and again for a few
-// blocks each time. Segments are never returned to the OS.
-//
-// Invariants (check_spans in span_checker.hpp enforces them in tests):
-//  S1  `segments` lists every mapped segment, newest first, mappings of them; each
-//      is segment_bytes long, aligned to segment_bytes, and its headers lie in its
-//      first segment_meta_bytes.
-//  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
-//      [begin, limit), begin = base + index * span_bytes (+ segment_meta_bytes for
-//      span 0). A clean span has slot 0 and capacity 0.
-//  S3  Every span has one role. clean: on the clean list. current: `current[slot]` of
-//      its class, on no list, and current_base[slot] is its 64 KiB-aligned address (0
-//      when the class has no current span). partial: on `partial[slot]`. sleeping: on
-//      no list.
-//  S4  used = capacity - (blocks on span.free). For the current span the blocks of
-//      heads[slot] and of [cursors[slot], ends[slot]) count as used: the class holds
-//      them (a block of the current span freed goes to heads[slot] and stays counted).
-//      So live blocks = used - (what the class holds).
-//  S5  heads[slot] holds only blocks of current[slot]; [cursors[slot], ends[slot])
-//      lies in it and ends at its limit; both are empty when there is no current span.
-//  S6  In every span, live blocks, span.free, and (current) the class's list and bump
-//      range tile [begin, limit) exactly.
-//  S7  wake_at is 0 for current and partial spans; a sleeping span has
-//      wake_at < used, and wakes (becomes partial) when a free brings used to it.
-//  S8  A span whose blocks are all free (used == 0) is clean, unless it is current.
-//  S9  Every span's owner is the state that mapped its segment, from then on: a state
-//      never gives a segment away (a per-thread state whose thread ended is adopted
-//      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
-//      while the block is live.
-//  S10 Per-thread pools: a block is put on a span's lists or a class's list only by
-//      the span's owner. A block freed by another thread goes to the owner's inbox
-//      (pool/state.hpp) and counts as used (S4) until the owner drains it.
-//  T1  (table dispatch) a non-empty heads[slot] has its alloc slot at get<N>.
+// A span retired with less than a quarter free sleeps until frees bring it there (its
+// `wake_at`), so a span with a few free blocks is not taken again and again for a few
+// blocks each time. A span whose blocks have all come back goes clean, and after the
+// purge delay gives its pages back (layout/span_life.hpp). Every refill passes by the
+// state's slow-path checks (give_back_due), and a class that only takes from its window
+// refills every 64 blocks at the most.
 #pragma once
 
 #include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/layout/span_life.hpp"
+#include "sta/detail/layout/span_types.hpp"
+#include "sta/detail/os/clock.hpp"
+#include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/state.hpp"
@@ -76,107 +45,14 @@
 
 namespace sta::detail {
 
-inline constexpr std::size_t span_bytes = std::size_t{64} * 1024;
-inline constexpr std::size_t segment_bytes = std::size_t{1} << segment_shift; // 2 MiB
-inline constexpr std::uint32_t spans_per_segment =
-    static_cast<std::uint32_t>(segment_bytes / span_bytes);
-/// The segment header and the span headers; span 0's blocks start after them.
-inline constexpr std::size_t segment_meta_bytes = 4096;
-
-enum class span_role : std::uint8_t { clean, current, partial, sleeping };
-
-struct span_state;
-
-struct alignas(64) span {
-    free_block* free = nullptr;        // S4: blocks freed into the span, LIFO
-    std::uint32_t used = 0;            // S4
-    std::uint32_t wake_at = 0;         // S7: a free that brings `used` here takes the slow path
-    std::uint32_t capacity = 0;        // S2: blocks of the class in the span
-    std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
-    span_role role = span_role::clean; // S3
-    span* next = nullptr;              // S3: the clean list or the class's partial list
-    span* prev = nullptr;              // the partial list only
-    span_state* owner = nullptr;       // S9: the state whose segment this is
-};
-
-struct segment {
-    segment* older = nullptr; // S1
-    alignas(64) span spans[spans_per_segment];
-};
-static_assert(sizeof(segment) <= segment_meta_bytes, "the headers fit before span 0");
-static_assert(segment_meta_bytes % max_block_align == 0);
-
-STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
-    return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_bytes - 1));
-}
-static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
-/// The span header of any address inside a segment: the segment's base, plus the span's
-/// index scaled to its header in one shift and one mask.
-STA_FORCE_INLINE span* span_of(const void* p) noexcept {
-    constexpr unsigned header_shift = 6; // log2(sizeof(span))
-    constexpr unsigned span_shift = 16;  // log2(span_bytes)
-    static_assert(std::size_t{1} << span_shift == span_bytes);
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t scaled_index =
-        (a >> (span_shift - header_shift)) & ((spans_per_segment - 1) << header_shift);
-    return reinterpret_cast<span*>((a & ~(segment_bytes - 1)) + offsetof(segment, spans) +
-                                   scaled_index);
-}
-inline std::uint32_t span_index(const span* sp) noexcept {
-    return static_cast<std::uint32_t>(sp - segment_of(sp)->spans);
-}
-inline std::byte* span_begin(const span* sp) noexcept {
-    const std::uint32_t i = span_index(sp);
-    return reinterpret_cast<std::byte*>(segment_of(sp)) + i * span_bytes +
-           (i == 0 ? segment_meta_bytes : 0);
-}
-/// Block bytes of a span's class.
-inline std::size_t span_class_bytes(const span* sp) noexcept {
-    return class_bytes_of_slot(sp->slot);
-}
-/// Block bytes of a pooled block: its span's class, whatever size a caller names.
-inline std::size_t pooled_block_bytes(const void* p) noexcept {
-    return span_class_bytes(span_of(p));
-}
-inline std::size_t span_usable_bytes(const span* sp) noexcept {
-    return span_index(sp) == 0 ? span_bytes - segment_meta_bytes : span_bytes;
-}
-inline std::byte* span_limit(const span* sp) noexcept {
-    return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
-}
-/// Free blocks a span needs before its class takes it again: a quarter (at least one).
-constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
-    return capacity / 4 != 0 ? capacity / 4 : 1;
-}
-
-struct span_state : pool_state {
-    free_block* heads[slot_count] = {}; // S5: the current span's blocks, indexed by slot
-    std::byte* cursors[slot_count] = {};
-    std::byte* ends[slot_count] = {};
-    span* current[slot_count] = {}; // S3
-    /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
-    /// "is this block of the current span?" is one xor and one shift, no header read.
-    std::uintptr_t current_base[slot_count] = {};
-    span* partial[slot_count] = {};             // S3: doubly linked through next / prev
-    span* clean = nullptr;                      // S3: singly linked through next
-    segment* segments = nullptr;                // S1
-    bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
-    bool prefault = STA_POOL_PREFAULT != 0;
-};
-
 template <class Engine>
 struct span_core {
     static span_state& s() noexcept { return Engine::state(); }
+    static constexpr bool threaded = Engine::home::threaded;
 
-    // ---- the fast path's fields ----------------------------------------------------
-    STA_FORCE_INLINE static free_block*& head(std::uint32_t slot) noexcept {
-        return s().heads[slot];
-    }
-    STA_FORCE_INLINE static std::byte*& cursor(std::uint32_t slot) noexcept {
-        return s().cursors[slot];
-    }
-    STA_FORCE_INLINE static std::byte* end(std::uint32_t slot) noexcept { return s().ends[slot]; }
-    /// Every class has a cursor of its own, so every class bumps by its own size.
+    // ---- the fast paths --------------------------------------------------------------
+
+    /// Block bytes of each canonical slot, for a multiply with a memory operand.
     static constexpr std::array<std::size_t, slot_count> steps = [] {
         std::array<std::size_t, slot_count> out{};
         for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
@@ -184,11 +60,25 @@ struct span_core {
         return out;
     }();
 
+    /// A block of the class of a canonical pooled slot: heads, else the window.
+    STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
+        span_state& st = s();
+        if (free_block* const block = st.heads[slot]) {
+            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        const std::uint64_t bits = st.bits[slot];
+        if (bits != 0) [[likely]] {
+            st.bits[slot] = bits & (bits - 1);
+            return st.window[slot] + lowest_bit(bits) * steps[slot];
+        }
+        return refill(slot);
+    }
+
     /// A freed block of the class's current span goes on the class's list (LIFO: the
     /// warmest block comes back first; S4: it stays "used", held by the class). Any
-    /// other block goes to its own span's list. `slot` is the class the caller's size
+    /// other block goes to its own span's bitmap. `slot` is the class the caller's size
     /// names; a block kept in a larger class by a shrink is never its current span's.
-    static constexpr bool release_feeds_head = false; // only sometimes: see the table
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
         span_state& st = s();
         if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
@@ -202,64 +92,151 @@ struct span_core {
         if constexpr (threaded)
             if (sp->owner != &st) [[unlikely]]
                 return send_home(sp, p); // S10
-        release_to_span(sp, p);
+        release_to_span(st, sp, p);
     }
 
-    /// A block of `sp`, freed by its owner, goes to the span's own list (S4, S7).
-    STA_FORCE_INLINE static void release_to_span(span* sp, void* p) noexcept {
-        hooks::store_link(p, sp->free);
+    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
+    /// its span's bitmap, whatever span it lies in. Such a free never feeds the class's
+    /// list or window, so a class that allocates refills every 64 blocks at the most,
+    /// and frees into the current span count down to its heartbeat (S7): the slow-path
+    /// checks run under any pattern of calls, a loop of malloc and free included.
+    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
+        span_state& st = s();
+        span* const sp = span_of(p);
+        if constexpr (threaded)
+            if (sp->owner != &st) [[unlikely]]
+                return send_home(sp, p); // S10
+        release_to_span(st, sp, p);
+    }
+
+    /// Frees into the current span between two of its span events: the heartbeat of a
+    /// class whose frees all set bits (release_unsized), S7.
+    static constexpr std::uint32_t heartbeat_frees = 64;
+
+    /// A block of `sp`, freed by the thread that holds `st` (its owner, or the thread
+    /// draining a parked state): its bit is set (S4, S7).
+    STA_FORCE_INLINE static void release_to_span(span_state& st, span* sp, void* p) noexcept {
         hooks::block_pushed(p, span_class_bytes(sp));
-        sp->free = static_cast<free_block*>(p);
+        const std::uint32_t i = block_index(sp, p);
+        span_bitmap(sp)[i / 64] |= std::uint64_t{1} << (i % 64);
         if (--sp->used == sp->wake_at) [[unlikely]]
-            span_event(sp);
+            span_event(st, sp);
     }
 
-    /// heads[slot] is empty and the bump range too short: find the class a span with
-    /// blocks to hand out (see the file comment for the order), then hand out one.
-    /// A thread without a pool adopts one first; blocks other threads sent home are
-    /// taken back first, and may give the class its list again.
+    /// heads[slot] and the window are empty: the class's next window (see the file
+    /// comment for the order), then one block of it. A thread without a pool adopts one
+    /// first; blocks other threads sent home are taken back first, and may give the
+    /// class blocks again.
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
         span_state* const own = Engine::home::own();
         if (own == nullptr)
             return nullptr;
         span_state& st = *own;
+        give_back_due(st);
         if constexpr (threaded) {
             // The class may hold blocks now: the state was just adopted with its lists
-            // and bump ranges, or the drain gave some back (or emptied the span).
+            // and windows, or the drain gave some back.
             (void)drain(st);
-            if (free_block* const block = st.heads[slot]) {
-                st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            if (void* const block = hand_out(st, slot))
                 return block;
-            }
-            const std::size_t bytes = class_bytes_of_slot(slot);
-            if (bytes <= static_cast<std::size_t>(st.ends[slot] - st.cursors[slot])) {
-                std::byte* const block = st.cursors[slot];
-                st.cursors[slot] = block + bytes;
-                return block;
-            }
         }
         if (span* const cur = st.current[slot]) {
+            if (take_word(st, slot, cur))
+                return hand_out(st, slot);
             const std::uint32_t freed = cur->capacity - cur->used;
-            if (freed >= reuse_threshold(cur->capacity))
-                return take_list(slot, cur);
+            if (freed >= reuse_threshold(cur->capacity)) { // start over at its first word
+                cur->scan = 0;
+                (void)take_word(st, slot, cur);
+                return hand_out(st, slot);
+            }
             cur->role = span_role::sleeping;
             cur->wake_at = cur->capacity - reuse_threshold(cur->capacity);
-            set_current(slot, nullptr); // S7 holds: freed < threshold, so used > wake_at
+            set_current(st, slot, nullptr); // S7 holds: freed < threshold, so used > wake_at
         }
-        if (span* const sp = st.partial[slot]) {
-            unlink_partial(sp);
+        span* sp = st.partial[slot];
+        if (sp != nullptr) {
+            unlink_partial(st, sp);
             sp->role = span_role::current;
-            set_current(slot, sp);
-            st.cursors[slot] = st.ends[slot] = span_limit(sp);
-            return take_list(slot, sp);
-        }
-        span* const sp = take_clean();
-        if (sp == nullptr)
+            sp->scan = 0;
+        } else if ((sp = take_clean(st)) != nullptr) {
+            start(sp, slot);
+        } else {
             return nullptr;
-        start(sp, slot);
-        std::byte* const block = st.cursors[slot];
-        st.cursors[slot] = block + class_bytes_of_slot(slot);
-        return block;
+        }
+        set_current(st, slot, sp);
+        (void)take_word(st, slot, sp);
+        return hand_out(st, slot);
+    }
+
+    /// The class's next block from heads or the window (nullptr when both are empty).
+    static void* hand_out(span_state& st, std::uint32_t slot) noexcept {
+        if (free_block* const block = st.heads[slot]) {
+            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        const std::uint64_t bits = st.bits[slot];
+        if (bits == 0)
+            return nullptr;
+        st.bits[slot] = bits & (bits - 1);
+        return st.window[slot] + lowest_bit(bits) * steps[slot];
+    }
+
+    /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
+    /// class's window (S5: zero in the bitmap, its blocks held by the class). False when
+    /// none is left before the bitmap's end.
+    static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        const std::uint32_t words = (sp->capacity + 63) / 64;
+        for (std::uint32_t w = sp->scan; w < words; ++w) {
+            const std::uint64_t bits = bitmap[w];
+            if (bits == 0)
+                continue;
+            bitmap[w] = 0;
+            sp->used += bits_set(bits);
+            sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
+            sp->scan = static_cast<std::uint16_t>(w + 1);
+            st.bits[slot] = bits;
+            st.window[slot] = span_begin(sp) + std::size_t{w} * 64 * span_class_bytes(sp);
+            return true;
+        }
+        sp->scan = static_cast<std::uint16_t>(words);
+        return false;
+    }
+
+    /// What `st` has kept free for its delay goes back to the OS: clean spans' pages and
+    /// big blocks' retained mappings; and, for a per-thread family, what parked states
+    /// kept (home/per_thread.hpp). The clock is read only when something waits.
+    static void give_back_due(span_state& st) noexcept {
+        const bool own = waits(st);
+        bool parked = false;
+        if constexpr (threaded)
+            parked = Engine::home::parked_wait();
+        if (!own && !parked)
+            return;
+        const std::uint32_t now = os_now_ms();
+        if (own)
+            give_back_due(st, now);
+        if constexpr (threaded)
+            if (parked)
+                Engine::home::give_back_parked(now);
+    }
+    /// The same for `st` alone, at `now`.
+    static void give_back_due(span_state& st, std::uint32_t now) noexcept {
+        (void)span_life::purge_due(st, now);
+        if (st.purge_delay_ms != purge_never)
+            (void)st.retained.release_due(now, st.purge_delay_ms);
+    }
+    /// Does `st` keep something free that its delay will give back?
+    static bool waits(const span_state& st) noexcept {
+        return st.purge_delay_ms != purge_never &&
+               (st.clean_oldest != nullptr || st.retained.count != 0);
+    }
+
+    /// Give back at once everything `st` holds free (trim, malloc_trim): every clean
+    /// span's pages, the kept big mappings, the private heap's spare chunk. The bytes
+    /// given back.
+    static std::size_t trim(span_state& st) noexcept {
+        return span_life::purge_all(st) + st.retained.release_all() + st.heap.trim();
     }
 
     /// Blocks of different classes lie in different spans: never in place.
@@ -272,10 +249,12 @@ struct span_core {
 
     // ---- slow paths ------------------------------------------------------------------
 
-    static constexpr bool threaded = Engine::home::threaded;
-
-    /// S10: another thread's block goes to its owner's inbox.
-    STA_NOINLINE static void send_home(span* sp, void* p) noexcept { sp->owner->inbox.push(p); }
+    /// S10: another thread's block goes to its owner's inbox; an owner whose thread
+    /// ended has the sender take it back at once (home/per_thread.hpp).
+    STA_NOINLINE static void send_home(span* sp, void* p) noexcept {
+        sp->owner->inbox.push(p);
+        Engine::home::sent_home(*sp->owner);
+    }
 
     /// Take back every block other threads sent home (the owner only). True when there
     /// was any.
@@ -294,68 +273,79 @@ struct span_core {
         return true;
     }
 
-    /// The class takes the span's free blocks as its list (S4: they count as used).
-    static void* take_list(std::uint32_t slot, span* sp) noexcept {
-        span_state& st = s();
-        free_block* const block = in_address_order(sp);
-        sp->free = nullptr;
-        sp->used = sp->capacity;
-        st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
-        return block;
-    }
-
-    /// The span's free list relinked in ascending address order, so that the class
-    /// hands its blocks out in the order a walk over them goes: one pass over the list
-    /// into a bitmap of the span's blocks, one pass over the bitmap. A span is taken
-    /// with at least a quarter of it free, so this costs a few instructions per block.
-    static free_block* in_address_order(span* sp) noexcept {
-        constexpr std::size_t max_words = span_bytes / min_class_bytes / 64;
-        const std::size_t used_words = (std::size_t{sp->capacity} + 63) / 64;
-        std::uint64_t bits[max_words];
-        for (std::size_t w = 0; w < used_words; ++w)
-            bits[w] = 0;
-        std::byte* const begin = span_begin(sp);
-        const unsigned shift = static_cast<unsigned>(std::countr_zero(span_class_bytes(sp)));
-        for (void* b = sp->free; b != nullptr; b = hooks::load_link(b)) {
-            const std::size_t i =
-                static_cast<std::size_t>(static_cast<std::byte*>(b) - begin) >> shift;
-            bits[i / 64] |= std::uint64_t{1} << (i % 64);
+    /// A parked state (its thread ended), held by the thread that parks it or that sent
+    /// it blocks: every block sent home goes back to its span and the spans of classes
+    /// go back to the state's lists; the spans that come clean wait for their delay like
+    /// any (the home has other threads give them back: home/per_thread.hpp). Nothing
+    /// here reaches a state but `st`.
+    static void drain_parked(span_state& st) noexcept {
+        for (void* b = st.inbox.take_all(); b != nullptr;) {
+            void* const next = hooks::load_link(b);
+            if (is_pool_segment(b))
+                release_to_span(st, span_of(b), b);
+            else
+                next_tiers<Engine>::heap_free_sent(st, b);
+            b = next;
         }
-        void* head = nullptr;
-        void* last = nullptr;
-        for (std::size_t w = 0; w < used_words; ++w)
-            for (std::uint64_t m = bits[w]; m != 0; m &= m - 1) {
-                void* const b =
-                    begin + ((w * 64 + static_cast<std::size_t>(std::countr_zero(m))) << shift);
-                if (last != nullptr)
-                    hooks::store_link(last, b);
-                else
-                    head = b;
-                last = b;
-            }
-        if (last != nullptr)
-            hooks::store_link(last, nullptr);
-        return static_cast<free_block*>(head);
+        for (std::uint32_t slot = 0; slot < slot_count; ++slot)
+            if (st.current[slot] != nullptr)
+                retire_current(st, slot);
     }
 
-    /// A free brought `used` to `wake_at`: the span empties, or wakes.
-    STA_NOINLINE static void span_event(span* sp) noexcept {
-        span_state& st = s();
+    /// The class stops allocating from its current span: the blocks of its list and of
+    /// its window go back to the span's bitmap, and the span takes the role its free
+    /// blocks give it.
+    static void retire_current(span_state& st, std::uint32_t slot) noexcept {
+        span* const sp = st.current[slot];
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        for (void* b = st.heads[slot]; b != nullptr;) {
+            void* const next = hooks::load_link(b);
+            const std::uint32_t i = block_index(sp, b);
+            bitmap[i / 64] |= std::uint64_t{1} << (i % 64);
+            --sp->used;
+            b = next;
+        }
+        if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
+            bitmap[sp->scan - 1] |= bits; // the window is the word last taken (S5)
+            sp->used -= bits_set(bits);
+        }
+        st.heads[slot] = nullptr;
+        st.bits[slot] = 0;
+        st.window[slot] = nullptr;
+        set_current(st, slot, nullptr);
         if (sp->used == 0) {
-            if (sp->role == span_role::current) {
-                // The class holds none of it (S4) and every block is back: bump order.
-                st.cursors[sp->slot] = span_begin(sp);
-                st.ends[sp->slot] = span_limit(sp);
-                sp->free = nullptr;
-                sp->used = sp->capacity;
-                return;
-            }
-            if (sp->role == span_role::partial)
-                unlink_partial(sp);
-            make_clean(sp);
+            span_life::make_clean(st, sp, os_now_ms());
+        } else if (sp->capacity - sp->used >= reuse_threshold(sp->capacity)) {
+            wake_partial(st, sp);
+        } else {
+            sp->role = span_role::sleeping;
+            sp->wake_at = sp->capacity - reuse_threshold(sp->capacity);
+        }
+    }
+
+    /// A free brought `used` to `wake_at`: the span empties, or wakes; a current span's
+    /// heartbeat (S7) runs the slow-path checks and counts down again. A current span
+    /// that empties stays its class's (its bitmap has every block again).
+    STA_NOINLINE static void span_event(span_state& st, span* sp) noexcept {
+        if (sp->role == span_role::current) {
+            if (waits(st)) // this state's own (its holder may hold a parked state's lock)
+                give_back_due(st, os_now_ms());
+            sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             return;
         }
-        // A sleeping span reached a quarter free: its class may take it again.
+        if (sp->used == 0) {
+            if (sp->role == span_role::partial)
+                unlink_partial(st, sp);
+            const std::uint32_t now = os_now_ms();
+            span_life::make_clean(st, sp, now);
+            (void)span_life::purge_due(st, now);
+            return;
+        }
+        wake_partial(st, sp);
+    }
+
+    /// A sleeping span reached a quarter free: its class may take it again.
+    static void wake_partial(span_state& st, span* sp) noexcept {
         sp->role = span_role::partial;
         sp->wake_at = 0;
         sp->prev = nullptr;
@@ -365,15 +355,17 @@ struct span_core {
         st.partial[sp->slot] = sp;
     }
 
-    static void set_current(std::uint32_t slot, span* sp) noexcept {
-        s().current[slot] = sp;
-        s().current_base[slot] =
-            sp == nullptr ? 0
-                          : reinterpret_cast<std::uintptr_t>(span_begin(sp)) & ~(span_bytes - 1);
+    /// `sp` (or none) becomes the class's current span, with an empty list and window.
+    static void set_current(span_state& st, std::uint32_t slot, span* sp) noexcept {
+        st.current[slot] = sp;
+        st.current_base[slot] =
+            reinterpret_cast<std::uintptr_t>(sp == nullptr ? nullptr : span_begin(sp));
+        st.heads[slot] = nullptr;
+        st.bits[slot] = 0;
+        st.window[slot] = nullptr;
     }
 
-    static void unlink_partial(span* sp) noexcept {
-        span_state& st = s();
+    static void unlink_partial(span_state& st, span* sp) noexcept {
         if (sp->prev != nullptr)
             sp->prev->next = sp->next;
         else
@@ -383,51 +375,37 @@ struct span_core {
         sp->next = sp->prev = nullptr;
     }
 
-    static void make_clean(span* sp) noexcept {
-        span_state& st = s();
-        sp->free = nullptr;
-        sp->used = 0;
-        sp->wake_at = 0;
-        sp->capacity = 0;
-        sp->slot = 0;
-        sp->role = span_role::clean;
-        sp->prev = nullptr;
-        sp->next = st.clean;
-        st.clean = sp;
-    }
-
-    /// A clean span becomes the class's current span, all of it in the bump range.
+    /// A clean span starts serving a class: every block free in its bitmap (S2, S4).
     static void start(span* sp, std::uint32_t slot) noexcept {
-        span_state& st = s();
         const std::size_t bytes = class_bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
-        sp->capacity = static_cast<std::uint32_t>(span_usable_bytes(sp) / bytes);
-        sp->used = sp->capacity;
+        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes);
+        sp->recip = reciprocal_of(bytes);
+        sp->used = 0;
         sp->wake_at = 0;
-        sp->free = nullptr;
+        sp->scan = 0;
         sp->role = span_role::current;
         sp->next = sp->prev = nullptr;
-        set_current(slot, sp);
-        st.heads[slot] = nullptr;
-        st.cursors[slot] = span_begin(sp);
-        st.ends[slot] = span_limit(sp);
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        const std::uint32_t full = sp->capacity / 64;
+        for (std::uint32_t w = 0; w < full; ++w)
+            bitmap[w] = ~std::uint64_t{0};
+        if (const std::uint32_t rest = sp->capacity % 64; rest != 0)
+            bitmap[full] = (std::uint64_t{1} << rest) - 1;
     }
 
-    /// A clean span, from the clean list or a new segment; nullptr when the OS refuses.
-    static span* take_clean() noexcept {
-        span_state& st = s();
-        if (st.clean == nullptr && !map_segment())
-            return nullptr;
-        span* const sp = st.clean;
-        st.clean = sp->next;
-        sp->next = nullptr;
-        return sp;
+    /// A span for a class, clean or purged (layout/span_life.hpp), else from a new
+    /// segment; nullptr when the OS refuses.
+    static span* take_clean(span_state& st) noexcept {
+        if (span* const sp = span_life::take_idle(st))
+            return sp;
+        return map_segment(st) ? span_life::take_idle(st) : nullptr;
     }
 
-    /// Map a segment; its spans join the clean list so that they come out in address
-    /// order. False, with nothing changed, when the OS refuses.
-    STA_NOINLINE static bool map_segment() noexcept {
-        span_state& st = s();      // refill adopted the state, and it is the thread's now
+    /// Map a segment; its spans of blocks join the purged list (their pages are not
+    /// resident: S11), or with prefault the clean list, so that they come out in
+    /// address order. False, with nothing changed, when the OS refuses.
+    STA_NOINLINE static bool map_segment(span_state& st) noexcept {
         st.retained.release_all(); // kept big pages go first (heaps/retained_mappings.hpp)
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
@@ -439,16 +417,33 @@ struct span_core {
         advise_pages(memory, segment_bytes, st.huge_pages, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->older = st.segments;
+        if (st.segments != nullptr)
+            st.segments->newer = seg;
         st.segments = seg;
         ++st.mappings;
         mark_pool_segment(seg);
         Engine::home::segment_mapped();
+        std::byte* const blocks = static_cast<std::byte*>(memory) + first_block_span * span_bytes;
+        const std::size_t block_bytes = segment_bytes - first_block_span * span_bytes;
+        if (!st.prefault)
+            os_leave_unused(blocks, block_bytes);
+        const std::uint32_t now = os_now_ms();
         for (std::uint32_t i = spans_per_segment; i-- != 0;) {
-            seg->spans[i].owner = &st; // S9
-            make_clean(&seg->spans[i]);
+            span* const sp = &seg->spans[i];
+            sp->owner = &st; // S9
+            if (i < first_block_span)
+                continue;
+            sp->bitmap = bitmap_of_span(seg, i);
+            if (st.prefault) {
+                span_life::make_clean(st, sp, now);
+            } else {
+                sp->role = span_role::purged;
+                span_life::push_front(st.purged, sp);
+                st.bytes_purged += span_usable_bytes(sp);
+                ++seg->idle_spans;
+            }
         }
-        hooks::page_mapped(static_cast<std::byte*>(memory) + segment_meta_bytes,
-                           segment_bytes - segment_meta_bytes);
+        hooks::page_mapped(blocks, block_bytes);
         return true;
     }
 
@@ -457,55 +452,72 @@ struct span_core {
     template <class Fn>
     static void for_each_span(Fn&& fn) noexcept {
         for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
-            for (span& sp : seg->spans)
-                fn(sp);
+            for (std::uint32_t i = first_block_span; i < spans_per_segment; ++i)
+                fn(seg->spans[i]);
     }
 
     static void add_stats(pool_stats& out) noexcept {
         const span_state& st = s();
         out.mapping_bytes = segment_bytes;
         out.mappings = st.mappings;
-        out.bytes_reserved = st.mappings * (segment_bytes - segment_meta_bytes);
+        out.bytes_reserved = st.mappings * block_spans_per_segment * span_bytes;
+        out.bytes_mapped = st.mappings * segment_bytes;
+        out.bytes_purged = st.bytes_purged;
+        out.bytes_given_back = st.bytes_given_back;
+        out.segments_unmapped = st.segments_unmapped;
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
+            out.bytes_resident += os_resident_bytes(seg, segment_bytes);
         for_each_span([&out](span& sp) {
-            if (sp.role == span_role::clean) {
-                ++out.spans_clean;
+            if (sp.role == span_role::clean || sp.role == span_role::purged) {
+                ++(sp.role == span_role::clean ? out.spans_clean : out.spans_purged);
                 out.bytes_free += span_usable_bytes(&sp);
                 return;
             }
             ++out.spans_in_use;
             const std::size_t bytes = span_class_bytes(&sp);
             class_stats& c = out.classes[smallest_class_slot - sp.slot];
-            std::size_t blocks = 0;
-            for (void* b = sp.free; b != nullptr; b = hooks::load_link(b))
-                ++blocks;
+            const std::size_t blocks = sp.capacity - sp.used; // in the bitmap (S4)
             c.free_blocks += blocks;
             out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - sp.capacity * bytes;
         });
         for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
-            const std::size_t bytes = class_bytes_of_slot(slot);
             class_stats& c = out.classes[smallest_class_slot - slot];
-            std::size_t blocks = static_cast<std::size_t>(st.ends[slot] - st.cursors[slot]) / bytes;
+            std::size_t blocks = std::size_t{bits_set(st.bits[slot])};
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
-            out.bytes_free += blocks * bytes;
+            out.bytes_free += blocks * class_bytes_of_slot(slot);
         }
         out.bytes_in_use_high_water = out.bytes_reserved;
     }
 
+    /// The class of the free block p (0 when p is not a free block): for a checked
+    /// build's report of a double free.
     static std::size_t free_list_class_of(const void* p) noexcept {
         const span_state& st = s();
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
+        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 if (b == p)
                     return class_bytes_of_slot(slot);
-        std::size_t found = 0;
-        for_each_span([&found, p](span& sp) {
-            for (void* b = sp.free; found == 0 && b != nullptr; b = hooks::load_link(b))
-                if (b == p)
-                    found = span_class_bytes(&sp);
-        });
-        return found;
+            const auto d =
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
+            const std::size_t bytes = class_bytes_of_slot(slot);
+            if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
+                ((st.bits[slot] >> (d / bytes)) & 1) != 0)
+                return bytes;
+        }
+        if (!is_pool_segment(p))
+            return 0;
+        const span* const sp = span_of(p);
+        if (sp->owner != &st || sp->capacity == 0)
+            return 0;
+        const std::size_t bytes = span_class_bytes(sp);
+        const auto offset =
+            static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
+        if (offset % bytes != 0 || offset / bytes >= sp->capacity)
+            return 0;
+        const std::size_t i = offset / bytes;
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;
     }
     static std::ptrdiff_t offset_in_memory(const void* p) noexcept {
         for (segment* seg = s().segments; seg != nullptr; seg = seg->older)

@@ -49,6 +49,74 @@ constexpr std::size_t os_round_up(std::size_t bytes) noexcept {
     return (bytes + os_page_bytes - 1) & ~(os_page_bytes - 1);
 }
 
+/// Give the pages [p, p + bytes) (whole OS pages) back to the OS and keep the range:
+/// Linux MADV_DONTNEED (the next touch of a page faults in a zero page), Windows
+/// MEM_DECOMMIT (os_reuse_pages commits the range again before it is touched). Linux's
+/// MADV_FREE was measured and not taken: its pages stay in the process's RSS until the
+/// kernel needs them (docs/design.md, "Memory goes back").
+inline void os_purge_pages(void* p, std::size_t bytes) noexcept {
+#if defined(_WIN32)
+    ::VirtualFree(p, bytes, MEM_DECOMMIT);
+#else
+    ::madvise(p, bytes, MADV_DONTNEED);
+#endif
+}
+
+/// Fresh pages that will be used later, a part at a time: given the state of purged
+/// pages (os_reuse_pages before use). Windows decommits them, so that only the parts in
+/// use count against the commit limit; elsewhere fresh pages are not resident until
+/// touched, and nothing is done.
+inline void os_leave_unused([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(_WIN32)
+    ::VirtualFree(p, bytes, MEM_DECOMMIT);
+#endif
+}
+
+/// Purged pages made usable again: Windows commits them (false when the OS refuses the
+/// commit); elsewhere there is nothing to do.
+inline bool os_reuse_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(_WIN32)
+    return ::VirtualAlloc(p, bytes, MEM_COMMIT, PAGE_READWRITE) != nullptr;
+#else
+    return true;
+#endif
+}
+
+/// How many bytes of the pages [p, p + bytes) are resident now: Linux mincore; Windows
+/// the committed bytes (VirtualQuery), an upper bound. For statistics and tests only.
+inline std::size_t os_resident_bytes(const void* p, std::size_t bytes) noexcept {
+    std::size_t resident = 0;
+#if defined(_WIN32)
+    auto* at = static_cast<const std::byte*>(p);
+    const auto* const end = at + bytes;
+    while (at < end) {
+        MEMORY_BASIC_INFORMATION info{};
+        if (::VirtualQuery(at, &info, sizeof info) == 0)
+            break;
+        const auto* const region_end =
+            static_cast<const std::byte*>(info.BaseAddress) + info.RegionSize;
+        const auto* const stop = region_end < end ? region_end : end;
+        if (info.State == MEM_COMMIT)
+            resident += static_cast<std::size_t>(stop - at);
+        at = stop;
+    }
+#else
+    unsigned char pages[256];
+    auto* at = const_cast<std::byte*>(static_cast<const std::byte*>(p));
+    for (std::size_t done = 0; done < bytes;) {
+        const std::size_t n = bytes - done < sizeof pages * os_page_bytes
+                                  ? bytes - done
+                                  : sizeof pages * os_page_bytes;
+        if (::mincore(at + done, n, pages) != 0)
+            return resident; // not mapped (any more): nothing of it is resident
+        for (std::size_t i = 0; i < (n + os_page_bytes - 1) / os_page_bytes; ++i)
+            resident += (pages[i] & 1u) != 0 ? os_page_bytes : 0;
+        done += n;
+    }
+#endif
+    return resident;
+}
+
 /// The pages [p, p + old_bytes) resized to `bytes` (both multiples of os_page_bytes),
 /// moved if they must be; their contents are kept up to the smaller size and the rest is
 /// zero. nullptr on failure, and then `p` is untouched. Linux: mremap, which refuses a
@@ -85,9 +153,29 @@ inline void advise_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t 
 
 /// `bytes` of fresh memory aligned to `alignment` (a power of two, a multiple of the OS
 /// page), from `map`: it maps bytes + alignment and, on Linux, gives back the parts
-/// before and after the aligned range. On Windows a mapping is released whole only, so
-/// the spare part stays reserved (address space and commit, never touched).
+/// before and after the aligned range. On Windows a mapping is released whole only: the
+/// OS's own pages are asked for at an aligned address, so that the block is a mapping
+/// of its own; another source's spare part stays reserved (never touched).
 inline void* map_aligned(map_pages_fn map, std::size_t bytes, std::size_t alignment) noexcept {
+#if defined(_WIN32)
+    if (map == &os_map_pages) {
+        // An allocation of its own at an aligned address, so that os_unmap_pages can
+        // release it: find the address in a larger reservation, release that, and ask
+        // for the address (another thread may take it meanwhile: then again).
+        for (int attempt = 0; attempt < 16; ++attempt) {
+            void* const probe =
+                ::VirtualAlloc(nullptr, bytes + alignment, MEM_RESERVE, PAGE_NOACCESS);
+            if (probe == nullptr)
+                return nullptr;
+            const std::uintptr_t at =
+                (reinterpret_cast<std::uintptr_t>(probe) + alignment - 1) & ~(alignment - 1);
+            ::VirtualFree(probe, 0, MEM_RELEASE);
+            if (void* const p = ::VirtualAlloc(reinterpret_cast<void*>(at), bytes,
+                                               MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE))
+                return p;
+        }
+    }
+#endif
     auto* const raw = static_cast<std::byte*>(map(bytes + alignment));
     if (raw == nullptr)
         return nullptr;

@@ -20,6 +20,7 @@
 
 #include "sta/detail/block_move.hpp"
 #include "sta/detail/config.hpp"
+#include "sta/detail/os/clock.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
@@ -99,8 +100,10 @@ struct next_tiers {
             pool_state* const owner = owner_of(p);
             if (owner == &home::state())
                 owner->heap.free(block_of(p), bytes + owner_prefix);
-            else
+            else {
                 owner->inbox.push(p); // drained by the owner (layout/spans.hpp)
+                home::sent_home(*owner);
+            }
         }
     }
 
@@ -150,8 +153,11 @@ struct next_tiers {
         if constexpr (big_from_os) {
             if constexpr (retains)
                 if (auto* const st = home::own())
-                    if (st->retained.keep(p, os_round_up(bytes)))
+                    if (const std::uint32_t now = os_now_ms();
+                        st->retained.keep(p, os_round_up(bytes), now)) {
+                        (void)st->retained.release_due(now, st->purge_delay_ms);
                         return;
+                    }
             os_unmap_pages(p, os_round_up(bytes));
         } else {
             std::free(p);
@@ -169,7 +175,8 @@ struct next_tiers {
                     if (to > from && st->retained.grow_in_place(p, from, to))
                         return p; // the kept pages that follow it
                     if (to < from) {
-                        if (!st->retained.keep(static_cast<std::byte*>(p) + to, from - to))
+                        if (!st->retained.keep(static_cast<std::byte*>(p) + to, from - to,
+                                               os_now_ms()))
                             os_unmap_pages(static_cast<std::byte*>(p) + to, from - to);
                         return p;
                     }

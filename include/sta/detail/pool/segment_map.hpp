@@ -3,8 +3,8 @@
 // One bit per segment_bytes of a 48-bit address space (the user half of x86-64 is 47
 // bits, of aarch64 Linux 48), 16 MiB of zero-initialised static storage: only the pages
 // that cover mapped segments are ever touched (one 4 KiB page of bits covers 64 GiB). The
-// span layout sets a segment's bit when it maps it and never clears it (segments are never
-// returned). is_pool_segment(p) tells a pointer of the pool from any other without
+// span layout sets a segment's bit when it maps it and clears it when it unmaps it
+// (layout/span_life.hpp). is_pool_segment(p) tells a pointer of the pool from any other without
 // reading memory near it: what the C API's free needs to find a block's class without
 // a header. A segment the OS places above the covered range (a kernel with 5-level
 // paging, asked for a high address) is refused before use: the layout unmaps it and
@@ -42,6 +42,14 @@ inline void mark_pool_segment(const void* base) noexcept {
     if (n / 64 < segment_map_words)
         std::atomic_ref<std::uint64_t>(segment_map[n / 64])
             .fetch_or(std::uint64_t{1} << (n % 64), std::memory_order_relaxed);
+}
+
+/// The segment at `base` is given back to the OS: its addresses are no pool's any more.
+inline void unmark_pool_segment(const void* base) noexcept {
+    const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
+    if (n / 64 < segment_map_words)
+        std::atomic_ref<std::uint64_t>(segment_map[n / 64])
+            .fetch_and(~(std::uint64_t{1} << (n % 64)), std::memory_order_relaxed);
 }
 
 /// True when p lies in a segment some span-layout pool mapped.

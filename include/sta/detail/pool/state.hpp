@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace sta::detail {
 
@@ -32,8 +33,10 @@ struct free_block {
 
 /// Blocks that other threads freed into a per-thread pool, waiting for its owner: a
 /// stack linked through the blocks' first words. Any thread pushes with one
-/// compare-and-swap (release); only the owner takes, all at once (acquire), so the
-/// links it reads were written before the push that published them.
+/// compare-and-swap; only the owner (or the thread holding a parked state, PH4) takes,
+/// all at once, so the links it reads were written before the push that published them.
+/// Both are sequentially consistent with a state's `parked` flag (home/per_thread.hpp):
+/// a block pushed while its owner parks is taken by the parking thread or by the sender.
 struct remote_inbox {
     std::atomic<void*> head{nullptr};
 
@@ -42,16 +45,45 @@ struct remote_inbox {
         void* old = head.load(std::memory_order_relaxed);
         do
             hooks::store_link(block, old);
-        while (!head.compare_exchange_weak(old, block, std::memory_order_release,
+        while (!head.compare_exchange_weak(old, block, std::memory_order_seq_cst,
                                            std::memory_order_relaxed));
     }
     /// The owner only: every block sent so far (nullptr when none), linked.
     void* take_all() noexcept {
-        if (head.load(std::memory_order_relaxed) == nullptr)
+        if (head.load(std::memory_order_seq_cst) == nullptr)
             return nullptr;
-        return head.exchange(nullptr, std::memory_order_acquire);
+        return head.exchange(nullptr, std::memory_order_seq_cst);
     }
 };
+
+/// A lock held for a few instructions off every fast path: a per-thread family's lists
+/// (home/per_thread.hpp) and a parked state.
+struct spin_lock {
+    std::atomic_flag taken = ATOMIC_FLAG_INIT;
+    void lock() noexcept {
+        while (taken.test_and_set(std::memory_order_acquire))
+            while (taken.test(std::memory_order_relaxed))
+                std::this_thread::yield();
+    }
+    void unlock() noexcept { taken.clear(std::memory_order_release); }
+};
+struct spin_guard {
+    explicit spin_guard(spin_lock& l) noexcept : l_(l) { l_.lock(); }
+    ~spin_guard() { l_.unlock(); }
+    spin_guard(const spin_guard&) = delete;
+    spin_guard& operator=(const spin_guard&) = delete;
+
+  private:
+    spin_lock& l_;
+};
+
+/// A purge delay that never passes: freed memory is kept until the process ends (the
+/// seed's trade).
+inline constexpr std::uint32_t purge_never = 0xFFFFFFFFu;
+/// The delay a state starts with: STA_POOL_PURGE_DELAY_MS (detail/config.hpp), negative
+/// for never.
+inline constexpr std::uint32_t default_purge_delay_ms =
+    STA_POOL_PURGE_DELAY_MS < 0 ? purge_never : static_cast<std::uint32_t>(STA_POOL_PURGE_DELAY_MS);
 
 struct pool_state {
     /// The page size: the unit the shared-cursor layout maps, and for every layout the
@@ -65,9 +97,14 @@ struct pool_state {
     void* checked = nullptr; // seed mode, checked builds: the registry of live blocks
     /// The tier above 32 KiB (pool/next_tiers.hpp): each pool state has its own.
     private_heap heap{};
+    /// How long freed memory the pool could give back stays with it: a clean span's
+    /// pages (layout/span_life.hpp), a big block's retained mapping.
+    std::uint32_t purge_delay_ms = default_purge_delay_ms;
     // ---- per-thread pools only (home/per_thread.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
-    pool_state* next_parked = nullptr; // the family's parked list (H1)
+    pool_state* next_parked = nullptr; // the family's parked list (PH1)
+    std::atomic<bool> parked{false};   // PH4: its thread ended, no thread adopted it since
+    spin_lock parked_lock;             // PH4: held to change or drain a parked state
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
     retained_mappings retained;
 #if STA_POOL_STATS

@@ -30,9 +30,21 @@ struct pool_stats {
     /// With STA_POOL_STATS: the most bytes in use at once. Without: an upper bound of it
     /// (shared cursor: the bytes ever taken from pages; spans: bytes_reserved).
     std::size_t bytes_in_use_high_water = 0;
-    /// Spans only: spans that serve a class now, and spans that serve none (clean).
+    /// Spans only: spans that serve a class now, spans that serve none and keep their
+    /// pages (clean), and spans whose pages went back to the OS or were never touched
+    /// (purged).
     std::size_t spans_in_use = 0;
     std::size_t spans_clean = 0;
+    std::size_t spans_purged = 0;
+    /// Memory from the OS: what the mappings span, what of it is resident now (Linux:
+    /// mincore; Windows: committed), the pages of purged spans, and everything given back
+    /// so far (purged spans, unmapped segments; cumulative). Spans only but bytes_mapped
+    /// and bytes_resident, which the shared cursor reports too.
+    std::size_t bytes_mapped = 0;
+    std::size_t bytes_resident = 0;
+    std::size_t bytes_purged = 0;
+    std::size_t bytes_given_back = 0;
+    std::size_t segments_unmapped = 0;
     bool counters = STA_POOL_STATS != 0; ///< allocations/frees/live_blocks are counted
 };
 

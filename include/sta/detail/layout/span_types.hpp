@@ -1,0 +1,237 @@
+// sta-pool: the span layout's structures — segments, spans and a state's lists; the
+// invariants of the layout. What the layout does with them: layout/spans.hpp (the fast
+// path, refills, frees from other threads), layout/span_life.hpp (clean, purged, reused,
+// unmapped).
+//
+//   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
+//   +--------------------------------+----------------+----------------+-----+----------------+
+//   | span 0: the segment's headers  | span 1 blocks  | span 2 blocks  | ... | span 31 blocks |
+//   | (4 KiB) and the bitmaps of     | 64 KiB         | 64 KiB         |     | 64 KiB         |
+//   | spans 1..31 (1 KiB each)       |                |                |     |                |
+//   +--------------------------------+----------------+----------------+-----+----------------+
+//   ^ base = p & ~(segment_bytes - 1)   span_of(p) = &base->spans[(p >> 16) & 31]
+//
+//   a span serving the 32 B class, while it is its class's current span:
+//
+//     blocks:  | live | free | live | head | live | window: 64 blocks of one bitmap word |
+//     bitmap:     0      1      0      0      0     0 ...............................  (taken)
+//                        |             |            +-- bits[slot]: the window's free blocks,
+//                        |             |                the class hands them out lowest
+//                        |             |                first (window[slot]: block 0's address)
+//                        |             +-- heads[slot]: blocks of the current span freed by
+//                        |                 the sized API while it is current (LIFO); the
+//                        |                 class hands them out before the window's
+//                        +-- the span's bitmap: a bit per block, set when the block is free
+//                            and nobody holds it; the class takes a word of it at a time, in
+//                            ascending order (scan), into its window
+//
+// A block finds its span, and so its class, by masking its address: the sized free
+// needs no lookup table and the C API needs no per-block header. A free touches the
+// block only when it goes on heads[slot]; everywhere else it sets the block's bit, so a
+// free in any order costs what a free in order costs, and a span's free blocks come back
+// out in ascending address order without a sort.
+//
+// Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
+//  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
+//      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
+//      its headers and bitmaps lie in span 0, and its bit is set in the segment map. A
+//      segment unmapped is on no list and its bit is clear.
+//  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
+//      [begin, limit), begin = base + index * span_bytes, index 1..31; `recip` is
+//      ceil(2^32 / class bytes), so that a block's index is (offset * recip) >> 32. Its
+//      bitmap (span 0's, at `bitmap`) has a bit per block in its first
+//      ceil(capacity / 64) words, none past capacity. A clean or purged span has slot 0
+//      and capacity 0.
+//  S3  Every span has one role. clean: on the clean list; purged: on the purged list
+//      (layout/span_life.hpp); current: `current[slot]` of its class, on no list, and
+//      current_base[slot] is its address (0 when the class has no current span).
+//      partial: on `partial[slot]`. sleeping: on no list.
+//  S4  used = capacity - (bits set in the span's bitmap). The blocks of heads[slot] and
+//      of bits[slot] (the current span's) count as used: the class holds them.
+//  S5  heads[slot] holds only blocks of current[slot]. window[slot] is the address of
+//      block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
+//      the blocks of that word the class has not handed out; all three are empty when
+//      there is no current span. A word taken is zero in the bitmap.
+//  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
+//      bits[slot] are its `capacity` blocks, each once.
+//  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
+//      (becomes partial) when a free brings used to it. A current span has wake_at <=
+//      used, at most heartbeat_frees below it since its last event or word taken: the
+//      free that brings used there runs the slow-path checks (its heartbeat).
+//  S8  A span whose blocks are all free (used == 0) is clean or purged, unless it is
+//      current.
+//  S9  Every span's owner is the state that mapped its segment, from then on: a state
+//      never gives a segment away (a per-thread state whose thread ended is adopted
+//      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
+//      while the block is live.
+//  S10 Per-thread pools: a block's bit is set, or the block put on a class's list, only
+//      by the span's owner (or the thread holding its parked state). A block freed by
+//      another thread goes to the owner's inbox (pool/state.hpp) and counts as used
+//      (S4) until the owner drains it.
+//  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
+//      newest first: `since_ms` never increases along it. A purged span's pages were
+//      given back to the OS and nothing of them was touched since.
+//  S12 No segment has every span purged: such a segment is unmapped.
+#pragma once
+
+#include "sta/detail/config.hpp"
+#include "sta/detail/pool/segment_map.hpp"
+#include "sta/detail/pool/size_class.hpp"
+#include "sta/detail/pool/state.hpp"
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace sta::detail {
+
+inline constexpr std::size_t span_bytes = std::size_t{64} * 1024;
+inline constexpr std::size_t segment_bytes = std::size_t{1} << segment_shift; // 2 MiB
+inline constexpr std::uint32_t spans_per_segment =
+    static_cast<std::uint32_t>(segment_bytes / span_bytes);
+/// Span 0 holds the headers and the bitmaps: the spans of blocks are 1..31.
+inline constexpr std::uint32_t first_block_span = 1;
+inline constexpr std::uint32_t block_spans_per_segment = spans_per_segment - first_block_span;
+/// Where the bitmaps start in a segment, and each span's share: a bit per block of the
+/// smallest class.
+inline constexpr std::size_t bitmap_offset = 4096;
+inline constexpr std::size_t bitmap_words = span_bytes / min_class_bytes / 64;
+inline constexpr std::size_t bitmap_bytes = bitmap_words * 8;
+static_assert(bitmap_offset + spans_per_segment * bitmap_bytes <= span_bytes,
+              "the headers and every bitmap fit in span 0");
+
+enum class span_role : std::uint8_t { clean, current, partial, sleeping, purged };
+
+struct span_state;
+
+struct alignas(64) span {
+    std::uint32_t used = 0;            // S4
+    std::uint32_t wake_at = 0;         // S7: a free that brings `used` here takes the slow path
+    std::uint32_t capacity = 0;        // S2: blocks of the class in the span
+    std::uint32_t recip = 0;           // S2: a block's index = (offset * recip) >> 32
+    std::uint16_t scan = 0;            // S5: the next bitmap word the class takes
+    std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
+    span_role role = span_role::clean; // S3
+    /// S3: the clean, purged or partial list the span is on; all three doubly linked
+    span* next = nullptr;
+    span* prev = nullptr;
+    span_state* owner = nullptr;     // S9: the state whose segment this is
+    std::uint64_t* bitmap = nullptr; // S4: in span 0 of the segment, for spans 1..31
+    std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
+};
+
+struct segment {
+    segment* older = nullptr; // S1
+    segment* newer = nullptr;
+    std::uint32_t idle_spans = 0; // S11: spans clean or purged (of spans 1..31)
+    alignas(64) span spans[spans_per_segment];
+};
+static_assert(sizeof(segment) <= bitmap_offset, "the headers fit before the bitmaps");
+static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
+
+STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
+    return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_bytes - 1));
+}
+/// The span header of any address inside a segment: the segment's base, plus the span's
+/// index scaled to its header in one shift and one mask.
+STA_FORCE_INLINE span* span_of(const void* p) noexcept {
+    constexpr unsigned header_shift = 6; // log2(sizeof(span))
+    constexpr unsigned span_shift = 16;  // log2(span_bytes)
+    static_assert(std::size_t{1} << span_shift == span_bytes);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t scaled_index =
+        (a >> (span_shift - header_shift)) & ((spans_per_segment - 1) << header_shift);
+    return reinterpret_cast<span*>((a & ~(segment_bytes - 1)) + offsetof(segment, spans) +
+                                   scaled_index);
+}
+inline std::uint32_t span_index(const span* sp) noexcept {
+    return static_cast<std::uint32_t>(sp - segment_of(sp)->spans);
+}
+inline std::byte* span_begin(const span* sp) noexcept {
+    return reinterpret_cast<std::byte*>(segment_of(sp)) + span_index(sp) * span_bytes;
+}
+/// Where the bitmap of span `index` of a segment lies (span::bitmap holds it).
+inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index) noexcept {
+    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + bitmap_offset +
+                                            index * bitmap_bytes);
+}
+/// The span's bitmap: a bit per block (S2, S4).
+STA_FORCE_INLINE std::uint64_t* span_bitmap(const span* sp) noexcept {
+    return sp->bitmap;
+}
+/// The index of block p in its span: one multiply (S2).
+STA_FORCE_INLINE std::uint32_t block_index(const span* sp, const void* p) noexcept {
+    const std::uint64_t offset = reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1);
+    return static_cast<std::uint32_t>((offset * sp->recip) >> 32);
+}
+/// The index of the lowest set bit of a non-zero word, as a 64-bit value: one tzcnt (bsf
+/// on a processor without BMI1, the same for a non-zero word), without the sign
+/// extension g++ adds to std::countr_zero's int.
+STA_FORCE_INLINE std::uint64_t lowest_bit(std::uint64_t word) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    std::uint64_t index;
+    __asm__("tzcnt %1, %0" : "=r"(index) : "r"(word) : "cc");
+    return index;
+#else
+    return static_cast<std::uint64_t>(std::countr_zero(word));
+#endif
+}
+
+/// The set bits of a word, in a dozen ALU instructions: std::popcount without -mpopcnt is
+/// a call into libgcc (__popcountdi2, a table walk), on the refill path.
+STA_FORCE_INLINE std::uint32_t bits_set(std::uint64_t word) noexcept {
+#if defined(__POPCNT__)
+    return static_cast<std::uint32_t>(std::popcount(word));
+#else
+    word -= (word >> 1) & 0x5555555555555555ull;
+    word = (word & 0x3333333333333333ull) + ((word >> 2) & 0x3333333333333333ull);
+    word = (word + (word >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return static_cast<std::uint32_t>((word * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/// ceil(2^32 / bytes): exact for every block offset within a span (S2).
+constexpr std::uint32_t reciprocal_of(std::size_t bytes) noexcept {
+    return static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bytes - 1) / bytes);
+}
+/// Block bytes of a span's class.
+inline std::size_t span_class_bytes(const span* sp) noexcept {
+    return class_bytes_of_slot(sp->slot);
+}
+/// Block bytes of a pooled block: its span's class, whatever size a caller names.
+inline std::size_t pooled_block_bytes(const void* p) noexcept {
+    return span_class_bytes(span_of(p));
+}
+inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
+    return span_bytes;
+}
+inline std::byte* span_limit(const span* sp) noexcept {
+    return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
+}
+/// Free blocks a span needs before its class takes it again: a quarter (at least one).
+constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
+    return capacity / 4 != 0 ? capacity / 4 : 1;
+}
+
+struct span_state : pool_state {
+    free_block* heads[slot_count] = {};  // S5: the current span's blocks, indexed by slot
+    std::uint64_t bits[slot_count] = {}; // S5: the window's blocks not handed out
+    std::byte* window[slot_count] = {};  // S5: the window's first block
+    span* current[slot_count] = {};      // S3
+    /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
+    /// "is this block of the current span?" is one xor and one shift, no header read.
+    std::uintptr_t current_base[slot_count] = {};
+    span* partial[slot_count] = {}; // S3: doubly linked through next / prev
+    span* clean = nullptr;          // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr;   // the last span of `clean`: the next one to purge
+    span* purged = nullptr;         // S3: doubly linked
+    segment* segments = nullptr;    // S1
+    /// What was given back (layout/span_life.hpp).
+    std::size_t bytes_purged = 0;               // pages of purged spans, now
+    std::size_t bytes_given_back = 0;           // every purge and unmapped segment, ever
+    std::size_t segments_unmapped = 0;          // ever
+    bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
+    bool prefault = STA_POOL_PREFAULT != 0;
+};
+
+} // namespace sta::detail

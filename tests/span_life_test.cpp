@@ -1,0 +1,250 @@
+// Memory goes back (include/sta/detail/layout/span_life.hpp): a span whose blocks have
+// all come back keeps its pages for the purge delay, then gives them to the OS; a segment
+// whose spans are all free goes whole; trim() gives back at once; purge_never keeps
+// everything. What is resident is asked of the OS for the pool's own pages (Linux
+// mincore, Windows the committed pages), never the RSS of the whole process. Every test
+// ends with the accounting checker, which also asserts that a purged span has no page
+// resident (S11).
+#include "support/pool_test_support.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+using namespace sta_test;
+using sta::detail::check_accounting;
+using sta::detail::held_block;
+using sta::detail::os_resident_bytes;
+using sta::detail::span_begin;
+using sta::detail::span_of;
+using sta::detail::span_usable_bytes;
+
+template <class Variant>
+class SpanLife : public ::testing::Test {};
+/// The span layout in both of its thread modes.
+using life_variants = ::testing::Types<table_spans, branch_spans, branch_spans_seed>;
+TYPED_TEST_SUITE(SpanLife, life_variants, variant_names);
+
+constexpr std::size_t block_bytes = 1024; // 64 to a span, 60 in a segment's first
+
+/// Blocks of 1 KiB, each filled, until they lie in `spans` spans or more; the spans in
+/// the order they were filled.
+template <class Pool>
+struct filled_spans {
+    std::vector<void*> blocks;
+    std::vector<const sta::detail::span*> spans;
+
+    explicit filled_spans(std::size_t count) {
+        while (spans.size() <= count) { // one more: the last is the class's current span
+            void* p = Pool::alloc(block_bytes);
+            EXPECT_NE(p, nullptr);
+            std::memset(p, 0x5a, block_bytes);
+            if (spans.empty() || spans.back() != span_of(p))
+                spans.push_back(span_of(p));
+            blocks.push_back(p);
+        }
+    }
+    /// Free every block of span `i`: it is not its class's current span, so it comes clean.
+    void free_span(std::size_t i) {
+        std::erase_if(blocks, [&](void* p) {
+            if (span_of(p) != spans[i])
+                return false;
+            Pool::free(p, block_bytes);
+            return true;
+        });
+    }
+    std::vector<held_block> held() const {
+        std::vector<held_block> out;
+        for (void* p : blocks)
+            out.push_back({p, block_bytes});
+        return out;
+    }
+    void free_all() {
+        for (void* p : blocks)
+            Pool::free(p, block_bytes);
+        blocks.clear();
+    }
+};
+
+std::size_t resident(const sta::detail::span* sp) {
+    return os_resident_bytes(span_begin(sp), span_usable_bytes(sp));
+}
+
+/// A refill of a class this test has not used yet, `bytes`: a slow path, where what is
+/// due goes back.
+template <class Pool>
+void take_a_slow_path(std::size_t bytes) {
+    Pool::free(Pool::alloc(bytes), bytes);
+}
+
+void sleep_ms(int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// Guards "after the delay": a clean span keeps its pages at first, and has none resident
+// once the delay has passed and a slow path has run.
+TYPED_TEST(SpanLife, ACleanSpansPagesGoBackAfterTheDelay) {
+    FRESH_POOL;
+    pool::set_purge_delay(30);
+    filled_spans<pool> f(4);
+    f.free_span(1);
+    EXPECT_GT(resident(f.spans[1]), 0u) << "purged before its delay";
+    EXPECT_EQ(pool::stats().spans_clean, 1u);
+    sleep_ms(60);
+    f.free_span(2); // a span comes clean: a slow path, and span 1's delay has passed
+    EXPECT_EQ(resident(f.spans[1]), 0u);
+    EXPECT_GT(resident(f.spans[2]), 0u) << "purged before its delay";
+    const sta::pool_stats s = pool::stats();
+    EXPECT_GE(s.bytes_given_back, span_usable_bytes(f.spans[1]));
+    EXPECT_EQ(s.spans_clean, 1u);
+    EXPECT_EQ(check_accounting<pool>(f.held()), "");
+    f.free_all();
+}
+
+// Guards the delay's purpose: a span emptied and taken again before its delay keeps its
+// pages, comes back whole and loses no block.
+TYPED_TEST(SpanLife, ASpanRefilledBeforeTheDelayKeepsItsPagesAndBlocks) {
+    FRESH_POOL;
+    pool::set_purge_delay(60'000);
+    filled_spans<pool> f(3);
+    const std::size_t blocks_before = f.blocks.size();
+    const sta::detail::span* const cleaned = f.spans[1];
+    f.free_span(1);
+    std::size_t from_cleaned = 0;
+    for (std::size_t i = 0; f.blocks.size() < blocks_before; ++i) {
+        void* p = pool::alloc(block_bytes);
+        ASSERT_NE(p, nullptr);
+        from_cleaned += span_of(p) == cleaned;
+        f.blocks.push_back(p);
+    }
+    EXPECT_GT(from_cleaned, 0u) << "the clean span was not taken again";
+    EXPECT_GT(resident(cleaned), 0u);
+    EXPECT_EQ(pool::stats().bytes_given_back, 0u);
+    EXPECT_EQ(check_accounting<pool>(f.held()), "");
+    f.free_all();
+}
+
+// Guards trim(): everything free goes back at once, whatever the delay; a second trim
+// has nothing left to give.
+TYPED_TEST(SpanLife, TrimGivesBackAtOnce) {
+    FRESH_POOL;
+    pool::set_purge_delay(pool::purge_never);
+    filled_spans<pool> f(3);
+    f.free_span(0);
+    f.free_span(1);
+    EXPECT_GT(resident(f.spans[0]) + resident(f.spans[1]), 0u);
+    EXPECT_GE(pool::trim(), span_usable_bytes(f.spans[0]) + span_usable_bytes(f.spans[1]));
+    EXPECT_EQ(resident(f.spans[0]) + resident(f.spans[1]), 0u);
+    EXPECT_EQ(pool::trim(), 0u);
+    EXPECT_EQ(check_accounting<pool>(f.held()), "");
+    f.free_all();
+}
+
+// Guards the seed's trade: with purge_never nothing goes back by itself.
+TYPED_TEST(SpanLife, NeverKeepsEveryPage) {
+    FRESH_POOL;
+    pool::set_purge_delay(pool::purge_never);
+    filled_spans<pool> f(4);
+    f.free_span(1);
+    const std::size_t before = resident(f.spans[1]);
+    sleep_ms(30);
+    f.free_span(2);
+    take_a_slow_path<pool>(48);
+    EXPECT_EQ(resident(f.spans[1]), before);
+    EXPECT_GT(before, 0u);
+    EXPECT_EQ(pool::stats().bytes_given_back, 0u);
+    EXPECT_EQ(check_accounting<pool>(f.held()), "");
+    f.free_all();
+}
+
+// Guards S12: when every span of a segment is free, the segment goes back whole and its
+// addresses are no pool's any more.
+TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
+    FRESH_POOL;
+    pool::set_purge_delay(0);
+    const void* const first = pool::alloc(block_bytes);
+    const auto* const seg = sta::detail::segment_of(first);
+    pool::free(const_cast<void*>(first), block_bytes);
+    filled_spans<pool> f(40); // more than a segment: the first one's spans are not current
+    std::vector<void*> others;
+    std::erase_if(f.blocks, [&](void* p) {
+        if (sta::detail::segment_of(p) == seg)
+            return false;
+        others.push_back(p);
+        return true;
+    });
+    f.free_all(); // the first segment's blocks
+    const sta::pool_stats s = pool::stats();
+    EXPECT_GE(s.segments_unmapped, 1u);
+    EXPECT_FALSE(sta::detail::is_pool_segment(seg));
+    std::vector<held_block> held;
+    for (void* p : others)
+        held.push_back({p, block_bytes});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (void* p : others)
+        pool::free(p, block_bytes);
+}
+
+template <class Variant>
+class SpanLifeThreads : public ::testing::Test {};
+TYPED_TEST_SUITE(SpanLifeThreads, per_thread_variants, variant_names);
+
+// Guards memory freed after its thread ended: the freeing thread takes the blocks back
+// into the parked pool (nothing waits for a new thread to adopt it), and once the delay
+// has passed a slow path of any thread of the family gives the pages back.
+TYPED_TEST(SpanLifeThreads, AParkedPoolsBlocksFreedByAnotherThreadGoBack) {
+    FRESH_POOL;
+    pool::set_purge_delay(30);
+    take_a_slow_path<pool>(48); // this thread's pool has a segment of its own
+    std::vector<void*> blocks;
+    std::vector<const sta::detail::span*> spans;
+    std::thread([&] {
+        filled_spans<pool> f(3);
+        blocks = f.blocks;
+        spans = f.spans;
+    }).join(); // its pool is parked, every block still live
+    const sta::detail::span_state* const parked = spans.front()->owner;
+    std::size_t before = 0;
+    for (const auto* sp : spans)
+        before += resident(sp);
+    EXPECT_GT(before, 0u);
+    for (void* p : blocks)
+        pool::free(p, block_bytes); // into the parked pool
+    sleep_ms(60);
+    take_a_slow_path<pool>(200);
+    // Each span's pages went back: purged, or its segment unmapped (and perhaps mapped
+    // again since, for another pool).
+    for (const auto* sp : spans) {
+        if (sta::detail::is_pool_segment(sp) && sp->owner == parked) {
+            EXPECT_EQ(resident(sp), 0u) << "span " << sp;
+        }
+    }
+    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
+    EXPECT_EQ(check_accounting<pool>({}), "");
+}
+
+// Guards trim() over parked pools: what a parked pool holds free goes back at once.
+TYPED_TEST(SpanLifeThreads, TrimGivesBackWhatParkedPoolsHold) {
+    FRESH_POOL;
+    pool::set_purge_delay(pool::purge_never);
+    std::vector<const sta::detail::span*> spans;
+    std::thread([&] {
+        filled_spans<pool> f(3);
+        spans = f.spans;
+        f.free_all();
+    }).join();
+    std::size_t before = 0;
+    for (const auto* sp : spans)
+        before += resident(sp);
+    EXPECT_GT(before, 0u);
+    EXPECT_GT(pool::trim(), 0u);
+    for (const auto* sp : spans) {
+        if (sta::detail::is_pool_segment(sp)) {
+            EXPECT_EQ(resident(sp), 0u) << "span " << sp;
+        }
+    }
+}
+
+} // namespace
