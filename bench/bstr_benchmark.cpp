@@ -19,6 +19,7 @@
 // flat for a linear algorithm and falls in proportion to n for a quadratic one.
 // The original algorithm stops at 3 * 10^4 appends (about 1.6 GB copied per run, near
 // a second); 10^5 took 13 s per run here and 10^6 would copy ~170 GB.
+#include "harness.hpp"
 #include "sta/com_bstr.hpp"
 
 #include <benchmark/benchmark.h>
@@ -31,10 +32,10 @@ namespace {
 using system_functions = sta::bstr_functions<sta::bstr_heap::system>;
 using pool_functions = sta::bstr_functions<sta::bstr_heap::pool<>>;
 struct bstr_tag {};
-using cursor_functions = sta::bstr_functions<sta::bstr_heap::pool<
-    sta::basic_memory_pool<sta::dispatch::default_policy, bstr_tag, sta::layout::shared_cursor>>>;
-using spans_functions = sta::bstr_functions<sta::bstr_heap::pool<
-    sta::basic_memory_pool<sta::dispatch::default_policy, bstr_tag, sta::layout::spans>>>;
+using cursor_functions =
+    sta::bstr_functions<sta::bstr_heap::pool<bench::pool_of<bench::pools::sta_cursor, bstr_tag>>>;
+using spans_functions =
+    sta::bstr_functions<sta::bstr_heap::pool<bench::pool_of<bench::pools::sta_spans, bstr_tag>>>;
 
 /// ATL's old Append(lpsz, nLen), as the seed quotes it: allocate, copy, free.
 class original_bstr {

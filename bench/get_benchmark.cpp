@@ -29,13 +29,12 @@
 // (the report compares it with the default; issue 14).
 // Names: get/<allocator>/<pattern>/<ct|rt>/<bytes>; the counter `ops` is the number
 // of operations per iteration, so ns per op = real_time / ops.
-#include "peers.hpp"
+#include "harness.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <ctime>
 #include <malloc.h>
 #include <string>
 #include <type_traits>
@@ -46,7 +45,7 @@ namespace {
 
 enum class pattern { fresh, pure_get, balanced };
 
-template <pattern P, std::uint32_t Bytes, bool CT, int Policy>
+template <pattern P, std::uint32_t Bytes, bool CT, class Family>
 struct pool_tag {};
 
 /// Blocks per batch / ring: about 1 MiB of blocks, between 32 and 1024.
@@ -85,11 +84,7 @@ struct ops {
 /// The thread's CPU clock: on a shared machine, time spent descheduled is not ours.
 /// Reading it is a system call; its cost, measured once, is subtracted.
 struct cpu_clock {
-    static double now() {
-        timespec t{};
-        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-    }
+    static double now() { return bench::thread_cpu_seconds(); }
     static double overhead() {
         static const double seconds = [] {
             std::vector<double> d(201);
@@ -208,9 +203,10 @@ void run_balanced(benchmark::State& state) {
 }
 
 template <class Peer, std::uint32_t Bytes, bool CT>
-void add(const std::string& allocator) {
+void add() {
     if (!Peer::available())
         return;
+    const std::string allocator = Peer::name;
     const std::string tail = std::string(CT ? "/ct/" : "/rt/") + std::to_string(Bytes);
     benchmark::RegisterBenchmark(("get/" + allocator + "/fresh" + tail).c_str(),
                                  &run_fresh<Peer, Bytes, CT>)
@@ -228,23 +224,12 @@ void add(const std::string& allocator) {
     }
 }
 
-/// The pool variants: one tagged pool per (pattern, size, ct/rt, policy, layout, thread
-/// policy). PolicyIndex 0, 1: shared cursor; 2, 3: spans in the layout's default thread
-/// policy; 4: spans in threads::one_owner (sta-spans-seed).
-template <class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
-struct pool_variant {
-    using layout =
-        std::conditional_t<PolicyIndex >= 2, sta::layout::spans, sta::layout::shared_cursor>;
-    using threads = std::conditional_t<PolicyIndex == 4, sta::threads::one_owner,
-                                       sta::threads::default_for<layout>>;
-    template <pattern P>
-    using peer = bench::pool_peer<Policy, pool_tag<P, Bytes, CT, PolicyIndex>, layout, threads>;
-};
-
-template <pattern P, class Policy, int PolicyIndex, std::uint32_t Bytes, bool CT>
-void add_pool_pattern(const std::string& allocator) {
-    using peer = typename pool_variant<Policy, PolicyIndex, Bytes, CT>::template peer<P>;
-    const std::string name = "get/" + allocator +
+/// A pool family's rows: one tagged pool per (pattern, size, ct/rt, family), so that each
+/// fresh run starts with empty lists.
+template <pattern P, class Family, std::uint32_t Bytes, bool CT>
+void add_pool_pattern() {
+    using peer = bench::pool_peer<Family, pool_tag<P, Bytes, CT, Family>>;
+    const std::string name = std::string("get/") + Family::name +
                              (P == pattern::fresh      ? "/fresh"
                               : P == pattern::pure_get ? "/pure_get"
                                                        : "/balanced") +
@@ -264,14 +249,14 @@ void add_pool_pattern(const std::string& allocator) {
             ->Unit(benchmark::kNanosecond);
 }
 
-template <class Policy, int PolicyIndex, std::uint32_t Bytes>
-void add_pool(const std::string& allocator) {
-    add_pool_pattern<pattern::fresh, Policy, PolicyIndex, Bytes, true>(allocator);
-    add_pool_pattern<pattern::pure_get, Policy, PolicyIndex, Bytes, true>(allocator);
-    add_pool_pattern<pattern::balanced, Policy, PolicyIndex, Bytes, true>(allocator);
-    add_pool_pattern<pattern::fresh, Policy, PolicyIndex, Bytes, false>(allocator);
-    add_pool_pattern<pattern::pure_get, Policy, PolicyIndex, Bytes, false>(allocator);
-    add_pool_pattern<pattern::balanced, Policy, PolicyIndex, Bytes, false>(allocator);
+template <class Family, std::uint32_t Bytes>
+void add_pool() {
+    add_pool_pattern<pattern::fresh, Family, Bytes, true>();
+    add_pool_pattern<pattern::pure_get, Family, Bytes, true>();
+    add_pool_pattern<pattern::balanced, Family, Bytes, true>();
+    add_pool_pattern<pattern::fresh, Family, Bytes, false>();
+    add_pool_pattern<pattern::pure_get, Family, Bytes, false>();
+    add_pool_pattern<pattern::balanced, Family, Bytes, false>();
 }
 
 constexpr bool peer_class(std::uint32_t bytes) {
@@ -280,24 +265,24 @@ constexpr bool peer_class(std::uint32_t bytes) {
 
 template <std::uint32_t Bytes>
 void add_class() {
-    add_pool<sta::dispatch::self_rewriting_table, 0, Bytes>("sta-table");
-    add_pool<sta::dispatch::inline_branch, 1, Bytes>("sta-branch");
-    add_pool<sta::dispatch::self_rewriting_table, 2, Bytes>("sta-spans-table");
-    add_pool<sta::dispatch::inline_branch, 3, Bytes>("sta-spans-branch");
+    add_pool<bench::pools::sta_table, Bytes>();
+    add_pool<bench::pools::sta_branch, Bytes>();
+    add_pool<bench::pools::sta_spans_table, Bytes>();
+    add_pool<bench::pools::sta_spans_branch, Bytes>();
     if constexpr (peer_class(Bytes)) {
-        add_pool<sta::dispatch::default_policy, 4, Bytes>("sta-spans-seed");
-        add<bench::malloc_peer, Bytes, false>("malloc");
-        add<bench::new_delete_peer, Bytes, false>("std::allocator");
-        add<bench::mimalloc_dl_peer, Bytes, false>("mimalloc-dlopen");
-        add<bench::pmr_pool_peer, Bytes, false>("pmr-unsync-pool");
-        add<bench::pmr_monotonic_peer, Bytes, false>("pmr-monotonic");
+        add_pool<bench::pools::sta_spans_seed, Bytes>();
+        add<bench::malloc_peer, Bytes, false>();
+        add<bench::new_delete_peer, Bytes, false>();
+        add<bench::mimalloc_dl_peer, Bytes, false>();
+        add<bench::pmr_pool_peer, Bytes, false>();
+        add<bench::pmr_monotonic_peer, Bytes, false>();
 #if STA_BENCH_HAVE_FOONATHAN
-        add<bench::foonathan_pool_peer, Bytes, false>("foonathan-pool");
-        add<bench::foonathan_stack_peer, Bytes, false>("foonathan-stack");
+        add<bench::foonathan_pool_peer, Bytes, false>();
+        add<bench::foonathan_stack_peer, Bytes, false>();
 #endif
 #if STA_BENCH_HAVE_BOOST
-        add<bench::boost_pool_peer, Bytes, false>("boost-pool");
-        add<bench::boost_fast_peer<Bytes>, Bytes, false>("boost-fast-pool");
+        add<bench::boost_pool_peer, Bytes, false>();
+        add<bench::boost_fast_peer<Bytes>, Bytes, false>();
 #endif
     }
 }

@@ -10,7 +10,7 @@
 //     op_counts <allocator> [bytes...]     allocators: see `op_counts --list`
 //
 // Outside valgrind the client requests do nothing; the program just runs.
-#include "peers.hpp"
+#include "harness.hpp"
 
 #include <valgrind/callgrind.h>
 
@@ -26,6 +26,7 @@ namespace {
 
 /// The baseline: the same loops around an allocator that does nothing.
 struct null_peer {
+    static constexpr const char* name = "null";
     static constexpr bool reuses = true;
     static constexpr bool compile_time = true;
     static bool available() { return true; }
@@ -90,8 +91,11 @@ void dump(pattern p, bool ct, std::uint32_t bytes, std::size_t n_ops) {
     CALLGRIND_DUMP_STATS_AT(label);
 }
 
+// The three patterns are functions of their own (noinline): the loop around a pool's
+// inlined fast path is compiled alone, so a change elsewhere in this program (a new
+// allocator row, the harness) cannot move its registers and so its counts.
 template <class Peer, std::uint32_t Bytes, bool CT>
-void fresh(std::size_t batches) {
+[[gnu::noinline]] void fresh(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t batch = batch_of(Bytes);
     std::size_t n = Bytes;
@@ -112,7 +116,7 @@ void fresh(std::size_t batches) {
 }
 
 template <class Peer, std::uint32_t Bytes, bool CT>
-void pure_get(std::size_t batches) {
+[[gnu::noinline]] void pure_get(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t batch = batch_of(Bytes);
     std::size_t n = Bytes;
@@ -142,7 +146,7 @@ void pure_get(std::size_t batches) {
 }
 
 template <class Peer, std::uint32_t Bytes, bool CT>
-void balanced(std::size_t batches) {
+[[gnu::noinline]] void balanced(std::size_t batches) {
     using op = ops<Peer, Bytes, CT>;
     constexpr std::size_t ring_size = batch_of(Bytes);
     std::size_t n = Bytes;
@@ -188,7 +192,7 @@ void run_size() {
     run_mode<PeerOf<Bytes, false>, Bytes, false>();
 }
 
-template <std::uint32_t Bytes, int Policy, bool CT>
+template <std::uint32_t Bytes, class Family, bool CT>
 struct tag {};
 
 template <template <std::uint32_t, bool> class PeerOf, std::size_t... Shift>
@@ -202,88 +206,63 @@ void run_sizes(const std::vector<std::uint32_t>& sizes, std::index_sequence<Shif
     (one(std::integral_constant<std::uint32_t, (std::uint32_t{8} << Shift)>{}), ...);
 }
 
-template <std::uint32_t Bytes, bool CT>
-using pool_table = bench::pool_peer<sta::dispatch::self_rewriting_table, tag<Bytes, 0, CT>>;
-template <std::uint32_t Bytes, bool CT>
-using pool_branch = bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 1, CT>>;
-template <std::uint32_t Bytes, bool CT>
-using spans_table =
-    bench::pool_peer<sta::dispatch::self_rewriting_table, tag<Bytes, 2, CT>, sta::layout::spans>;
-template <std::uint32_t Bytes, bool CT>
-using spans_branch =
-    bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 3, CT>, sta::layout::spans>;
-/// The span layout in the seed's thread mode: what the per-thread pool's owner test
-/// and thread-local state cost, counted beside it.
-template <std::uint32_t Bytes, bool CT>
-using spans_branch_seed = bench::pool_peer<sta::dispatch::inline_branch, tag<Bytes, 4, CT>,
-                                           sta::layout::spans, sta::threads::one_owner>;
-template <std::uint32_t Bytes, bool CT>
-using null_any = null_peer;
-template <std::uint32_t Bytes, bool CT>
-using malloc_any = bench::malloc_peer;
-template <std::uint32_t Bytes, bool CT>
-using new_delete_any = bench::new_delete_peer;
-template <std::uint32_t Bytes, bool CT>
-using mimalloc_any = bench::mimalloc_dl_peer;
-template <std::uint32_t Bytes, bool CT>
-using pmr_pool_any = bench::pmr_pool_peer;
-template <std::uint32_t Bytes, bool CT>
-using pmr_monotonic_any = bench::pmr_monotonic_peer;
-#if STA_BENCH_HAVE_FOONATHAN
-template <std::uint32_t Bytes, bool CT>
-using foonathan_pool_any = bench::foonathan_pool_peer;
-template <std::uint32_t Bytes, bool CT>
-using foonathan_stack_any = bench::foonathan_stack_peer;
-#endif
+/// The peer of a row at each (size, ct/rt): a pool family with a tag per size and mode,
+/// or a peer, the same at every size and mode.
+template <class Family>
+struct pool_of_family {
+    template <std::uint32_t Bytes, bool CT>
+    using peer = bench::pool_peer<Family, tag<Bytes, Family, CT>>;
+};
+template <class Peer>
+struct same_peer {
+    template <std::uint32_t, bool>
+    using peer = Peer;
+};
 #if STA_BENCH_HAVE_BOOST
-template <std::uint32_t Bytes, bool CT>
-using boost_pool_any = bench::boost_pool_peer;
-template <std::uint32_t Bytes, bool CT>
-using boost_fast_any = bench::boost_fast_peer<Bytes>;
+/// boost::fast_pool_allocator: a singleton pool per block size.
+struct boost_fast_of_size {
+    template <std::uint32_t Bytes, bool>
+    using peer = bench::boost_fast_peer<Bytes>;
+};
 #endif
 
-struct entry {
-    const char* name;
-    void (*run)(const std::vector<std::uint32_t>&);
-    bool (*available)();
+/// A row of op_counts: the peer measured at each (size, ct/rt), named as the peer is.
+template <class Of>
+struct row {
+    static constexpr const char* name = Of::template peer<8, false>::name;
+    static bool available() { return Of::template peer<8, false>::available(); }
+    static void run(const std::vector<std::uint32_t>& sizes) {
+        run_sizes<Of::template peer>(sizes, std::make_index_sequence<13>{});
+    }
 };
 
-template <template <std::uint32_t, bool> class PeerOf>
-entry make(const char* name) {
-    return {name,
-            [](const std::vector<std::uint32_t>& sizes) {
-                run_sizes<PeerOf>(sizes, std::make_index_sequence<13>{});
-            },
-            [] { return PeerOf<8, false>::available(); }};
-}
+using rows = bench::allocators<
+    row<same_peer<null_peer>>, row<pool_of_family<bench::pools::sta_table>>,
+    row<pool_of_family<bench::pools::sta_branch>>,
+    row<pool_of_family<bench::pools::sta_spans_table>>,
+    row<pool_of_family<bench::pools::sta_spans_branch>>,
+    // the span layout in the seed's thread mode: what the per-thread pool's owner test and
+    // thread-local state cost, counted beside it
+    row<pool_of_family<bench::pools::sta_spans_branch_seed>>, row<same_peer<bench::malloc_peer>>,
+    row<same_peer<bench::new_delete_peer>>, row<same_peer<bench::mimalloc_dl_peer>>,
+    row<same_peer<bench::pmr_pool_peer>>, row<same_peer<bench::pmr_monotonic_peer>>
+#if STA_BENCH_HAVE_FOONATHAN
+    ,
+    row<same_peer<bench::foonathan_pool_peer>>, row<same_peer<bench::foonathan_stack_peer>>
+#endif
+#if STA_BENCH_HAVE_BOOST
+    ,
+    row<same_peer<bench::boost_pool_peer>>, row<boost_fast_of_size>
+#endif
+    >;
 
 } // namespace
 
 int main(int argc, char** argv) {
-    const std::vector<entry> table = {
-        make<null_any>("null"),
-        make<pool_table>("sta-table"),
-        make<pool_branch>("sta-branch"),
-        make<spans_table>("sta-spans-table"),
-        make<spans_branch>("sta-spans-branch"),
-        make<spans_branch_seed>("sta-spans-branch-seed"),
-        make<malloc_any>("malloc"),
-        make<new_delete_any>("std::allocator"),
-        make<mimalloc_any>("mimalloc-dlopen"),
-        make<pmr_pool_any>("pmr-unsync-pool"),
-        make<pmr_monotonic_any>("pmr-monotonic"),
-#if STA_BENCH_HAVE_FOONATHAN
-        make<foonathan_pool_any>("foonathan-pool"),
-        make<foonathan_stack_any>("foonathan-stack"),
-#endif
-#if STA_BENCH_HAVE_BOOST
-        make<boost_pool_any>("boost-pool"),
-        make<boost_fast_any>("boost-fast-pool"),
-#endif
-    };
     if (argc < 2 || std::strcmp(argv[1], "--list") == 0) {
-        for (const entry& e : table)
-            std::printf("%s%s\n", e.name, e.available() ? "" : " (unavailable)");
+        rows::each([]<class Row>() {
+            std::printf("%s%s\n", Row::name, Row::available() ? "" : " (unavailable)");
+        });
         return argc < 2 ? 2 : 0;
     }
     std::vector<std::uint32_t> sizes;
@@ -291,16 +270,16 @@ int main(int argc, char** argv) {
         sizes.push_back(static_cast<std::uint32_t>(std::strtoul(argv[i], nullptr, 10)));
     if (sizes.empty())
         sizes = {8, 32, 256, 4096, 32768};
-    for (const entry& e : table) {
-        if (std::strcmp(e.name, argv[1]) != 0)
-            continue;
-        if (!e.available()) {
-            std::fprintf(stderr, "op_counts: %s is not available here\n", e.name);
+    const auto status = rows::call(argv[1], [&]<class Row>() {
+        if (!Row::available()) {
+            std::fprintf(stderr, "op_counts: %s is not available here\n", Row::name);
             return 3;
         }
-        e.run(sizes);
+        Row::run(sizes);
         return 0;
-    }
+    });
+    if (status)
+        return *status;
     std::fprintf(stderr, "op_counts: unknown allocator %s (see op_counts --list)\n", argv[1]);
     return 2;
 }

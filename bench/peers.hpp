@@ -1,7 +1,9 @@
-// sta-pool benchmarks: the allocators measured side by side, behind one small shape.
+// sta-pool benchmarks: the allocators measured beside the pool, behind one small shape
+// (the pool itself takes the same shape: bench::pool_peer, bench/harness.hpp).
 //
 //   struct Peer {
-//       static constexpr const char* name;      // as the report prints it
+//       static constexpr const char* name;      // as the programs take it on their
+//                                               // command lines and print it
 //       static constexpr bool reuses;           // false: freed blocks are never reused
 //                                               // (monotonic, stack): no get/balanced
 //       static constexpr bool single_size;      // true: one block size per instance
@@ -12,9 +14,10 @@
 //       void release_all();                     // after a fresh run: give memory back so
 //   };                                          // the next run starts fresh again
 //
-// The pool variants also offer alloc<N>() / free<N>(p): the compile-time size path.
-// General-purpose peers have no such path (a constant size passed to malloc is still
-// a call), so they are measured once, with the size at run time.
+// The peers over the process's heaps (malloc, std::allocator, mimalloc) also name a
+// stateless std allocator over the same heap: `template <class T> using std_allocator`.
+// General-purpose peers have no compile-time size path (a constant size passed to malloc
+// is still a call), so they are measured once, with the size at run time.
 //
 // jemalloc and tcmalloc (and mimalloc, a second time) are measured by running the
 // `malloc` and `std::allocator` rows of the same binary under LD_PRELOAD: linking
@@ -27,8 +30,6 @@
 #ifndef STA_BENCH_HAVE_FOONATHAN
 #define STA_BENCH_HAVE_FOONATHAN 0
 #endif
-
-#include <sta/memory_pool.hpp>
 
 #if STA_BENCH_HAVE_BOOST
 #include <boost/pool/pool.hpp>
@@ -46,7 +47,6 @@
 #include <memory>
 #include <memory_resource>
 #include <new>
-#include <optional>
 
 namespace bench {
 
@@ -61,39 +61,11 @@ inline void escape(T& object) noexcept {
     __asm__ __volatile__("" : : "r"(address) : "memory");
 }
 
-/// The pool, one instance per (dispatch policy, tag, layout): a tag gives a benchmark its
-/// own pages and free lists, so "fresh" really starts with empty lists. The layout is
-/// named, not defaulted: the seed's shared cursor unless a row asks for spans, whatever
-/// STA_POOL_SPANS makes sta::memory_pool's default. The thread policy is the layout's
-/// default (sta::threads::default_for: per_thread on spans, one_owner on the shared
-/// cursor) unless a row names it: the "-seed" rows take spans in threads::one_owner.
-template <class Policy, class Tag, class Layout = sta::layout::shared_cursor,
-          class Threads = sta::threads::default_for<Layout>>
-struct pool_peer {
-    using pool = sta::basic_memory_pool<Policy, Tag, Layout, Threads>;
-    static constexpr bool reuses = true;
-    static constexpr bool single_size = false;
-    static constexpr bool compile_time = true;
-    static bool available() { return true; }
-    /// A per-thread family gives the thread its pool here, before any measurement: the
-    /// one-time adoption (mapping the state, the thread-exit key) is not an allocation.
-    explicit pool_peer(std::size_t) { (void)pool::detail_state(); }
-    void* alloc(std::size_t bytes) { return pool::alloc(bytes); }
-    void free(void* p, std::size_t bytes) { pool::free(p, bytes); }
-    template <std::uint32_t Bytes>
-    void* alloc() {
-        return pool::template alloc<Bytes>();
-    }
-    template <std::uint32_t Bytes>
-    void free(void* p) {
-        pool::template free<Bytes>(p);
-    }
-    void release_all() {} // pool memory is kept until the process ends, by design
-};
-
 /// glibc malloc — or jemalloc / tcmalloc / mimalloc when the process runs under LD_PRELOAD.
 struct malloc_peer {
     static constexpr const char* name = "malloc";
+    template <class T>
+    using std_allocator = std::allocator<T>; // operator new: malloc underneath
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
@@ -110,6 +82,8 @@ struct malloc_peer {
 /// std::allocator: the global operator new and (where enabled) sized delete.
 struct new_delete_peer {
     static constexpr const char* name = "std::allocator";
+    template <class T>
+    using std_allocator = std::allocator<T>;
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
@@ -122,40 +96,70 @@ struct new_delete_peer {
     void release_all() { ::malloc_trim(std::size_t{1} << 40); }
 };
 
-/// mimalloc in this process, beside glibc: dlopen(RTLD_LOCAL) + dlsym, so it does not
-/// replace malloc for everything else. Each call goes through a function pointer.
+/// mimalloc's entry points in this process, beside glibc: dlopen(RTLD_LOCAL) + dlsym,
+/// so it does not replace malloc for everything else. The one dlopen of mimalloc in the
+/// benchmarks, done at the first call; all null when libmimalloc.so.2 is not installed.
+struct mimalloc_entry_points {
+    void* (*malloc)(std::size_t) = nullptr;
+    void* (*realloc)(void*, std::size_t) = nullptr;
+    void (*free)(void*) = nullptr;
+};
+inline const mimalloc_entry_points& mimalloc_dl() {
+    static const mimalloc_entry_points e = [] {
+        mimalloc_entry_points r;
+        if (void* lib = ::dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL)) {
+            r.malloc = reinterpret_cast<decltype(r.malloc)>(::dlsym(lib, "mi_malloc"));
+            r.realloc = reinterpret_cast<decltype(r.realloc)>(::dlsym(lib, "mi_realloc"));
+            r.free = reinterpret_cast<decltype(r.free)>(::dlsym(lib, "mi_free"));
+        }
+        if (r.malloc == nullptr || r.realloc == nullptr || r.free == nullptr)
+            r = {};
+        return r;
+    }();
+    return e;
+}
+
+/// A stateless std allocator over mimalloc reached through dlopen. Check
+/// mimalloc_dl_peer::available() before using it.
+template <class T>
+struct mimalloc_dl_allocator {
+    using value_type = T;
+    mimalloc_dl_allocator() noexcept = default;
+    template <class U>
+    mimalloc_dl_allocator(const mimalloc_dl_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        if (n > static_cast<std::size_t>(-1) / sizeof(T))
+            throw std::bad_array_new_length();
+        void* p = mimalloc_dl().malloc(n * sizeof(T));
+        if (p == nullptr)
+            throw std::bad_alloc();
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t) noexcept { mimalloc_dl().free(p); }
+    template <class U>
+    friend bool operator==(const mimalloc_dl_allocator&, const mimalloc_dl_allocator<U>&) noexcept {
+        return true;
+    }
+};
+
+/// mimalloc in this process (mimalloc_dl): each call goes through a function pointer.
 struct mimalloc_dl_peer {
-    static constexpr const char* name = "mimalloc (dlopen)";
+    static constexpr const char* name = "mimalloc-dlopen";
+    template <class T>
+    using std_allocator = mimalloc_dl_allocator<T>;
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
-    using malloc_fn = void* (*)(std::size_t);
-    using free_fn = void (*)(void*);
-    struct entry_points {
-        malloc_fn malloc = nullptr;
-        free_fn free = nullptr;
-    };
-    static const entry_points& entries() {
-        static const entry_points e = [] {
-            entry_points r;
-            if (void* lib = ::dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL)) {
-                r.malloc = reinterpret_cast<malloc_fn>(::dlsym(lib, "mi_malloc"));
-                r.free = reinterpret_cast<free_fn>(::dlsym(lib, "mi_free"));
-            }
-            return r;
-        }();
-        return e;
-    }
-    static bool available() { return entries().malloc != nullptr && entries().free != nullptr; }
+    static bool available() { return mimalloc_dl().malloc != nullptr; }
     explicit mimalloc_dl_peer(std::size_t) {}
-    void* alloc(std::size_t bytes) { return entries().malloc(bytes); }
-    void free(void* p, std::size_t) { entries().free(p); }
+    void* alloc(std::size_t bytes) { return mimalloc_dl().malloc(bytes); }
+    void free(void* p, std::size_t) { mimalloc_dl().free(p); }
     void release_all() {}
 };
 
 /// std::pmr::unsynchronized_pool_resource over new/delete; a new one per measurement.
 struct pmr_pool_peer {
-    static constexpr const char* name = "pmr::unsynchronized_pool";
+    static constexpr const char* name = "pmr-unsync-pool";
     static constexpr bool reuses = true;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
@@ -170,7 +174,7 @@ struct pmr_pool_peer {
 
 /// std::pmr::monotonic_buffer_resource: a bump allocator that never reuses.
 struct pmr_monotonic_peer {
-    static constexpr const char* name = "pmr::monotonic";
+    static constexpr const char* name = "pmr-monotonic";
     static constexpr bool reuses = false;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
@@ -191,7 +195,7 @@ inline std::size_t peer_block_bytes(std::size_t node_bytes) {
 #if STA_BENCH_HAVE_FOONATHAN
 /// foonathan::memory::memory_pool (node_pool): one node size per pool.
 struct foonathan_pool_peer {
-    static constexpr const char* name = "foonathan::memory_pool";
+    static constexpr const char* name = "foonathan-pool";
     static constexpr bool reuses = true;
     static constexpr bool single_size = true;
     static constexpr bool compile_time = false;
@@ -205,7 +209,7 @@ struct foonathan_pool_peer {
 
 /// foonathan::memory::memory_stack: bump allocation, released by unwinding.
 struct foonathan_stack_peer {
-    static constexpr const char* name = "foonathan::memory_stack";
+    static constexpr const char* name = "foonathan-stack";
     static constexpr bool reuses = false;
     static constexpr bool single_size = false;
     static constexpr bool compile_time = false;
@@ -227,7 +231,7 @@ struct foonathan_stack_peer {
 #if STA_BENCH_HAVE_BOOST
 /// boost::pool<>: a single-size free list (the floor for a free-list design).
 struct boost_pool_peer {
-    static constexpr const char* name = "boost::pool";
+    static constexpr const char* name = "boost-pool";
     static constexpr bool reuses = true;
     static constexpr bool single_size = true;
     static constexpr bool compile_time = false;
@@ -251,7 +255,7 @@ struct boost_fast_peer {
     using singleton = boost::singleton_pool<boost::fast_pool_allocator_tag, sizeof(blob),
                                             boost::default_user_allocator_new_delete,
                                             boost::details::pool::null_mutex, 32, 0>;
-    static constexpr const char* name = "boost::fast_pool_allocator";
+    static constexpr const char* name = "boost-fast-pool";
     static constexpr bool reuses = true;
     static constexpr bool single_size = true;
     static constexpr bool compile_time = false;

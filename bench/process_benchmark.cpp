@@ -1,4 +1,5 @@
-// sta-pool: measurements that need a fresh process each — cold start and scale.
+// sta-pool: measurements that need a fresh process each — cold start, the phase change
+// and scale.
 //
 //   process_benchmark cold <allocator>   1,000,000 × 32 B allocated and first-touched
 //                                        (one word written per block) in a process
@@ -10,24 +11,33 @@
 //                                        each size, `churn` = ns per free + alloc +
 //                                        touch pair over the live ring at that size
 //
-// Each run prints one JSON object per line. Allocators: the pool variants (sta-table,
-// sta-branch: the seed's shared-cursor layout; sta-spans-table, sta-spans-branch: the
-// span layout); for the phase change sta-cursor and sta-spans, the default dispatch in
-// each layout; for cold start also sta-spans+prefault and sta-spans+thp (the span
-// layout's set_prefault and set_huge_pages) and the default pool with other page
-// sources swapped in through its white-box state (MAP_POPULATE; 2 MiB pages with
-// madvise(MADV_HUGEPAGE); both); malloc (jemalloc / tcmalloc / mimalloc when run under
-// LD_PRELOAD), mimalloc through dlopen, the pmr resources, foonathan and boost pools.
-#include "peers.hpp"
+// Each run prints JSON result lines (bench::print_result), one per process for cold and
+// phase, one per live-set size for scale:
+//   {"kind": "cold", "allocator", "blocks", "ns_per_block", "total_ms", "peak_rss_kib",
+//    "minor_faults"}
+//   {"kind": "phase", "allocator", "phase_bytes", "baseline_kib", "first_phase_kib",
+//    "peak_kib", "net_peak_kib"}            (RSS from /proc/self/status: VmRSS, VmHWM)
+//   {"kind": "scale", "allocator", "live_blocks", "grow_ns_per_op", "churn_ns_per_pair"}
+// Allocators: the pool variants (sta-table, sta-branch: the seed's shared-cursor layout;
+// sta-spans-table, sta-spans-branch: the span layout); the default pool with other page
+// sources swapped in through its white-box state (sta+populate: MAP_POPULATE;
+// sta+populate-2M, sta+thp-2M, sta+thp-populate-2M: 2 MiB pages, populated, with
+// madvise(MADV_HUGEPAGE), both); for the phase change also sta-cursor and sta-spans, the
+// default dispatch in each layout; for cold start also sta-spans+prefault and
+// sta-spans+thp (the span layout's set_prefault and set_huge_pages); malloc (jemalloc /
+// tcmalloc / mimalloc when run under LD_PRELOAD), mimalloc-dlopen (mimalloc through
+// dlopen), pmr-unsync-pool, foonathan-pool, boost-pool, and for cold start the bump
+// allocators pmr-monotonic and foonathan-stack.
+#include "harness.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <vector>
 
 namespace {
@@ -86,15 +96,15 @@ void run_cold(const char* name) {
             kept[i] = p;
         }
         const auto t1 = clock_type::now();
-        rusage ru{};
-        ::getrusage(RUSAGE_SELF, &ru);
-        std::printf("{\"kind\": \"cold\", \"allocator\": \"%s\", \"blocks\": %zu, "
-                    "\"ns_per_block\": %.3f, \"total_ms\": %.3f, \"peak_rss_kib\": %ld, "
-                    "\"minor_faults\": %ld}\n",
-                    name, count, std::chrono::duration<double, std::nano>(t1 - t0).count() / count,
-                    std::chrono::duration<double, std::milli>(t1 - t0).count(), ru.ru_maxrss,
-                    ru.ru_minflt);
-        std::fflush(stdout);
+        bench::print_result(
+            "cold", name,
+            {{"blocks", count},
+             {"ns_per_block",
+              bench::decimal{std::chrono::duration<double, std::nano>(t1 - t0).count() / count, 3}},
+             {"total_ms",
+              bench::decimal{std::chrono::duration<double, std::milli>(t1 - t0).count(), 3}},
+             {"peak_rss_kib", bench::peak_rss_kib()},
+             {"minor_faults", bench::minor_faults()}});
         std::_Exit(0); // the process ends: nothing to give back
     }
 }
@@ -128,13 +138,17 @@ void run_scale(const char* name) {
             j = j + 1 == target ? 0 : j + 1;
         }
         const auto t3 = clock_type::now();
-        std::printf(
-            "{\"kind\": \"scale\", \"allocator\": \"%s\", \"live_blocks\": %zu, "
-            "\"grow_ns_per_op\": %.3f, \"churn_ns_per_pair\": %.3f}\n",
-            name, target,
-            std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(grow),
-            std::chrono::duration<double, std::nano>(t3 - t2).count() / static_cast<double>(pairs));
-        std::fflush(stdout);
+        bench::print_result(
+            "scale", name,
+            {{"live_blocks", target},
+             {"grow_ns_per_op",
+              bench::decimal{std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                                 static_cast<double>(grow),
+                             3}},
+             {"churn_ns_per_pair",
+              bench::decimal{std::chrono::duration<double, std::nano>(t3 - t2).count() /
+                                 static_cast<double>(pairs),
+                             3}}});
         target *= 10;
     }
     if (sink == 42)
@@ -187,31 +201,93 @@ void run_phase(const char* name) {
         std::fprintf(stderr, "process_benchmark: /proc/self/status is not readable\n");
         std::_Exit(1);
     }
-    std::printf("{\"kind\": \"phase\", \"allocator\": \"%s\", \"phase_bytes\": %zu, "
-                "\"baseline_kib\": %ld, \"first_phase_kib\": %ld, \"peak_kib\": %ld, "
-                "\"net_peak_kib\": %ld}\n",
-                name, phase_bytes, baseline, after_first - baseline, peak, peak - baseline);
-    std::fflush(stdout);
+    bench::print_result("phase", name,
+                        {{"phase_bytes", phase_bytes},
+                         {"baseline_kib", baseline},
+                         {"first_phase_kib", after_first - baseline},
+                         {"peak_kib", peak},
+                         {"net_peak_kib", peak - baseline}});
     std::_Exit(0);
 }
 
-template <class Pool>
-void set_source(sta::detail::map_pages_fn source, std::size_t page_bytes) {
-    Pool::set_page_bytes(page_bytes);
-    Pool::detail_state().map_pages = source;
-}
+/// The default pool in the seed's layout with another page source, swapped in through
+/// its white-box state before the first allocation.
+template <sta::detail::map_pages_fn Source, std::size_t PageBytes>
+struct sourced : bench::pools::sta_cursor {
+    template <class Pool>
+    static void prepare() {
+        Pool::set_page_bytes(PageBytes);
+        Pool::detail_state().map_pages = Source;
+    }
+};
+constexpr std::size_t mib = std::size_t{1} << 20;
+struct sta_populate : sourced<&populate_pages, mib> {
+    static constexpr const char* name = "sta+populate";
+};
+struct sta_populate_2m : sourced<&populate_pages, 2 * mib> {
+    static constexpr const char* name = "sta+populate-2M";
+};
+struct sta_thp_2m : sourced<&thp_pages, 2 * mib> {
+    static constexpr const char* name = "sta+thp-2M";
+};
+struct sta_thp_populate_2m : sourced<&thp_populate_pages, 2 * mib> {
+    static constexpr const char* name = "sta+thp-populate-2M";
+};
 
-template <class Peer>
-bool dispatch(const std::string& mode, const char* name) {
-    if (!Peer::available())
-        return false;
-    if (mode == "cold")
-        run_cold<Peer>(name);
-    else if (mode == "phase")
-        run_phase<Peer>(name);
-    else
-        run_scale<Peer>(name);
-    return true;
+// The rows of each measurement. The pool's dispatch variants in both layouts take
+// cold_tag; the default pool (its layouts, its page settings and sources) scale_tag.
+template <class Family>
+using cold_pool = bench::pool_peer<Family, cold_tag>;
+template <class Family>
+using scale_pool = bench::pool_peer<Family, scale_tag>;
+using every_mode =
+    bench::allocators<cold_pool<bench::pools::sta_table>, cold_pool<bench::pools::sta_branch>,
+                      cold_pool<bench::pools::sta_spans_table>,
+                      cold_pool<bench::pools::sta_spans_branch>, scale_pool<sta_populate>,
+                      scale_pool<sta_populate_2m>, scale_pool<sta_thp_2m>,
+                      scale_pool<sta_thp_populate_2m>, bench::malloc_peer, bench::mimalloc_dl_peer,
+                      bench::pmr_pool_peer
+#if STA_BENCH_HAVE_FOONATHAN
+                      ,
+                      bench::foonathan_pool_peer
+#endif
+#if STA_BENCH_HAVE_BOOST
+                      ,
+                      bench::boost_pool_peer
+#endif
+                      >;
+/// Cold start: also the span layout's page settings and the bump allocators.
+using cold_rows =
+    every_mode::with<scale_pool<bench::pools::sta_spans_prefault>,
+                     scale_pool<bench::pools::sta_spans_thp>, bench::pmr_monotonic_peer
+#if STA_BENCH_HAVE_FOONATHAN
+                     ,
+                     bench::foonathan_stack_peer
+#endif
+                     >;
+/// The phase change: also the layouts with the default dispatch, as the waves name them.
+using phase_rows =
+    every_mode::with<scale_pool<bench::pools::sta_cursor>, scale_pool<bench::pools::sta_spans>>;
+using scale_rows = every_mode;
+
+enum class measurement { cold, phase, scale };
+
+/// The measurement for the row called `name` among `Rows`: it ends the process (_Exit)
+/// once it has printed its lines. 3 when the row is not available here; nullopt when no
+/// row has that name.
+template <measurement M, class Rows>
+std::optional<int> measure(const char* name) {
+    return Rows::call(name, [&]<class Peer>() {
+        if (!Peer::available())
+            return 3;
+        if constexpr (M == measurement::cold)
+            run_cold<Peer>(name);
+        else if constexpr (M == measurement::phase)
+            run_phase<Peer>(name);
+        else
+            run_scale<Peer>(name);
+        return 0;
+    });
 }
 
 } // namespace
@@ -223,72 +299,13 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string mode = argv[1];
-    const std::string name = argv[2];
-    using table = bench::pool_peer<sta::dispatch::self_rewriting_table, cold_tag>;
-    using branch = bench::pool_peer<sta::dispatch::inline_branch, cold_tag>;
-    using spans_table =
-        bench::pool_peer<sta::dispatch::self_rewriting_table, cold_tag, sta::layout::spans>;
-    using spans_branch =
-        bench::pool_peer<sta::dispatch::inline_branch, cold_tag, sta::layout::spans>;
-    using default_pool = bench::pool_peer<sta::dispatch::default_policy, scale_tag>;
-    using default_spans =
-        bench::pool_peer<sta::dispatch::default_policy, scale_tag, sta::layout::spans>;
-    const std::size_t mib = std::size_t{1} << 20;
-    if (name == "sta-table")
-        return dispatch<table>(mode, argv[2]) ? 0 : 3;
-    if (name == "sta-branch")
-        return dispatch<branch>(mode, argv[2]) ? 0 : 3;
-    if (name == "sta-spans-table")
-        return dispatch<spans_table>(mode, argv[2]) ? 0 : 3;
-    if (name == "sta-spans-branch")
-        return dispatch<spans_branch>(mode, argv[2]) ? 0 : 3;
-    // The phase change names the layouts (default dispatch), as the waves do.
-    if (name == "sta-cursor" && mode == "phase")
-        return dispatch<default_pool>(mode, argv[2]) ? 0 : 3;
-    if (name == "sta-spans" && mode == "phase")
-        return dispatch<default_spans>(mode, argv[2]) ? 0 : 3;
-    if (name == "sta-spans+prefault" && mode == "cold") {
-        default_spans::pool::set_prefault(true);
-        return dispatch<default_spans>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "sta-spans+thp" && mode == "cold") {
-        default_spans::pool::set_huge_pages(true);
-        return dispatch<default_spans>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "sta+populate") {
-        set_source<default_pool::pool>(&populate_pages, mib);
-        return dispatch<default_pool>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "sta+populate-2M") {
-        set_source<default_pool::pool>(&populate_pages, 2 * mib);
-        return dispatch<default_pool>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "sta+thp-2M") {
-        set_source<default_pool::pool>(&thp_pages, 2 * mib);
-        return dispatch<default_pool>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "sta+thp-populate-2M") {
-        set_source<default_pool::pool>(&thp_populate_pages, 2 * mib);
-        return dispatch<default_pool>(mode, argv[2]) ? 0 : 3;
-    }
-    if (name == "malloc")
-        return dispatch<bench::malloc_peer>(mode, argv[2]) ? 0 : 3;
-    if (name == "mimalloc-dlopen")
-        return dispatch<bench::mimalloc_dl_peer>(mode, argv[2]) ? 0 : 3;
-    if (name == "pmr-unsync-pool")
-        return dispatch<bench::pmr_pool_peer>(mode, argv[2]) ? 0 : 3;
-    if (name == "pmr-monotonic" && mode == "cold")
-        return dispatch<bench::pmr_monotonic_peer>(mode, argv[2]) ? 0 : 3;
-#if STA_BENCH_HAVE_FOONATHAN
-    if (name == "foonathan-pool")
-        return dispatch<bench::foonathan_pool_peer>(mode, argv[2]) ? 0 : 3;
-    if (name == "foonathan-stack" && mode == "cold")
-        return dispatch<bench::foonathan_stack_peer>(mode, argv[2]) ? 0 : 3;
-#endif
-#if STA_BENCH_HAVE_BOOST
-    if (name == "boost-pool")
-        return dispatch<bench::boost_pool_peer>(mode, argv[2]) ? 0 : 3;
-#endif
+    const char* name = argv[2];
+    const std::optional<int> status = mode == "cold" ? measure<measurement::cold, cold_rows>(name)
+                                      : mode == "phase"
+                                          ? measure<measurement::phase, phase_rows>(name)
+                                          : measure<measurement::scale, scale_rows>(name);
+    if (status)
+        return *status;
     std::fprintf(stderr, "process_benchmark: unknown allocator %s for %s\n", argv[2], argv[1]);
     return 2;
 }

@@ -1,19 +1,24 @@
-// sta-pool: whole workloads, the seed's sta_allocator_scenario_benchmark: the tree and
-// the GUI scene of bench/scenarios.hpp, one iteration = one round.
+// sta-pool: whole workloads, the seed's sta_allocator_scenario_benchmark: the tree
+// (bench/scenarios.hpp) and the GUI scene (bench/gui_scene.hpp), one iteration = one
+// round.
 //
 // Allocators: the pool (both dispatch variants, each in the seed's shared-cursor layout
 // — sta-table, sta-branch — and in the span layout — sta-spans-table, sta-spans-branch —
 // in its default thread policy; and sta-spans-seed: the span layout, default dispatch, in
 // threads::one_owner, the seed's mode, beside the default for issue 14),
 // std::allocator (glibc; jemalloc, tcmalloc and mimalloc when the report runs this binary
-// under LD_PRELOAD), mimalloc in-process through dlopen, std::pmr::unsynchronized_pool_resource
-// and the two bump allocators, std::pmr::monotonic_buffer_resource and
-// foonathan::memory_stack (a new one per round, released at the end of the round).
+// under LD_PRELOAD), mimalloc-dlopen (mimalloc in-process through dlopen),
+// pmr-unsync-pool (std::pmr::unsynchronized_pool_resource) and the two bump allocators,
+// pmr-monotonic (std::pmr::monotonic_buffer_resource) and foonathan-stack
+// (foonathan::memory_stack), a new one per round, released at the end of the round.
 // boost::pool is single-size and foonathan::memory_pool too: they appear in the get
 // benchmark only.
 //
 //   scenario_benchmark [google benchmark flags]
-//   scenario_benchmark --rss <tree|gui> <allocator> [rounds]   peak RSS of one process
+//   scenario_benchmark --rss <tree|gui> <allocator> [rounds]   peak RSS of one process:
+//     {"kind": "rss", "allocator": ..., "scenario": ..., "rounds": ...,
+//      "baseline_kib": <peak RSS before the first round>, "peak_rss_kib": <after the last>}
+#include "harness.hpp"
 #include "scenarios.hpp"
 
 #include <benchmark/benchmark.h>
@@ -27,36 +32,22 @@
 #include <memory_resource>
 #include <optional>
 #include <string>
-#include <sys/resource.h>
 #include <vector>
 
 namespace {
 
 // ---------------------------------------------------------------------------------
-// Allocator families: stateless std allocators over each peer.
+// Rows: the pool families with this program's tags, and the peers.
 // ---------------------------------------------------------------------------------
 
 struct table_tag {};
 struct branch_tag {};
-template <class T>
-using sta_table_alloc = bench::pool_allocator_of<sta::dispatch::self_rewriting_table, table_tag,
-                                                 sta::layout::shared_cursor>::type<T>;
-template <class T>
-using sta_branch_alloc = bench::pool_allocator_of<sta::dispatch::inline_branch, branch_tag,
-                                                  sta::layout::shared_cursor>::type<T>;
-template <class T>
-using sta_spans_table_alloc = bench::pool_allocator_of<sta::dispatch::self_rewriting_table,
-                                                       table_tag, sta::layout::spans>::type<T>;
-template <class T>
-using sta_spans_branch_alloc =
-    bench::pool_allocator_of<sta::dispatch::inline_branch, branch_tag, sta::layout::spans>::type<T>;
 struct seed_tag {};
-template <class T>
-using sta_spans_seed_alloc =
-    sta::allocator_adapter<T, sta::basic_memory_pool<sta::dispatch::default_policy, seed_tag,
-                                                     sta::layout::spans, sta::threads::one_owner>>;
-template <class T>
-using std_alloc = std::allocator<T>;
+using sta_table = bench::pool_peer<bench::pools::sta_table, table_tag>;
+using sta_branch = bench::pool_peer<bench::pools::sta_branch, branch_tag>;
+using sta_spans_table = bench::pool_peer<bench::pools::sta_spans_table, table_tag>;
+using sta_spans_branch = bench::pool_peer<bench::pools::sta_spans_branch, branch_tag>;
+using sta_spans_seed = bench::pool_peer<bench::pools::sta_spans_seed, seed_tag>;
 
 /// A stateless allocator over a global "current" memory function pair.
 struct current_source {
@@ -146,27 +137,21 @@ struct family {
     bool (*available)();
 };
 
-template <template <class> class Alloc>
-family make(
-    const char* name, source src, bool (*available)() = [] { return true; }) {
-    return {name, src, [] { return bench::tree_round<Alloc>(); }, &bench::gui_round<Alloc>,
-            available};
+/// A row's family: its std allocator (`Alloc`) over the tree and the scene.
+template <class Row, template <class> class Alloc = Row::template std_allocator>
+family make(source src = source::none) {
+    return {Row::name, src, [] { return bench::tree_round<Alloc>(); },
+            [] { return bench::gui_round<Alloc>(); }, &Row::available};
 }
 
 std::vector<family> families() {
     return {
-        make<sta_table_alloc>("sta-table", source::none),
-            make<sta_branch_alloc>("sta-branch", source::none),
-            make<sta_spans_table_alloc>("sta-spans-table", source::none),
-            make<sta_spans_branch_alloc>("sta-spans-branch", source::none),
-            make<sta_spans_seed_alloc>("sta-spans-seed", source::none),
-            make<std_alloc>("std::allocator", source::none),
-            make<bench::mimalloc_dl_allocator>("mimalloc-dlopen", source::none,
-                                               [] { return bench::mimalloc_dl_peer::available(); }),
-            make<source_alloc>("pmr-unsync-pool", source::pmr_pool),
-            make<source_alloc>("pmr-monotonic", source::pmr_monotonic),
+        make<sta_table>(), make<sta_branch>(), make<sta_spans_table>(), make<sta_spans_branch>(),
+            make<sta_spans_seed>(), make<bench::new_delete_peer>(), make<bench::mimalloc_dl_peer>(),
+            make<bench::pmr_pool_peer, source_alloc>(source::pmr_pool),
+            make<bench::pmr_monotonic_peer, source_alloc>(source::pmr_monotonic),
 #if STA_BENCH_HAVE_FOONATHAN
-            make<source_alloc>("foonathan-stack", source::foonathan_stack),
+            make<bench::foonathan_stack_peer, source_alloc>(source::foonathan_stack),
 #endif
     };
 }
@@ -182,16 +167,16 @@ int rss_main(const char* scenario, const char* allocator, int rounds) {
     for (const family& f : families()) {
         if (std::strcmp(f.name, allocator) != 0 || !f.available())
             continue;
-        rusage before{};
-        ::getrusage(RUSAGE_SELF, &before);
+        const bench::rss_baseline baseline = bench::rss_baseline::take();
         const bool tree = std::strcmp(scenario, "tree") == 0;
         for (int r = 0; r < rounds; ++r)
             run_round(f, tree);
-        rusage after{};
-        ::getrusage(RUSAGE_SELF, &after);
-        std::printf("{\"scenario\": \"%s\", \"allocator\": \"%s\", \"rounds\": %d, "
-                    "\"baseline_kib\": %ld, \"peak_rss_kib\": %ld}\n",
-                    scenario, allocator, rounds, before.ru_maxrss, after.ru_maxrss);
+        const bench::rss_peak rss = baseline.peak();
+        bench::print_result("rss", allocator,
+                            {{"scenario", scenario},
+                             {"rounds", rounds},
+                             {"baseline_kib", rss.baseline_kib},
+                             {"peak_rss_kib", rss.peak_kib}});
         return 0;
     }
     std::fprintf(stderr, "scenario_benchmark: unknown or unavailable allocator %s\n", allocator);

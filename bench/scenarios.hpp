@@ -1,7 +1,7 @@
 // sta-pool benchmarks: the workloads more than one program runs — the nested-container
-// tree and the GUI scene of scenario_benchmark (waves_benchmark repeats the tree in
-// waves) — and the stateless std allocators over the pools and over mimalloc that
-// build them.
+// tree of scenario_benchmark (waves_benchmark repeats it in waves) and the GUI scene
+// (bench/gui_scene.hpp), each over any std allocator (a row's std_allocator,
+// bench/harness.hpp).
 //
 //   tree  map<string, vector<node>>, each node with a string name, a vector of values
 //         and a map<int, string> of attributes, the allocator at every level: built
@@ -13,52 +13,15 @@
 //         invoked, then discarded.
 #pragma once
 
+#include "gui_scene.hpp"
 #include "peers.hpp"
 
-#include <sta/allocator.hpp>
-
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
 namespace bench {
-
-// ---------------------------------------------------------------------------------
-// Allocators: the pool in each layout, and mimalloc through dlopen.
-// ---------------------------------------------------------------------------------
-
-/// A std allocator over the pool of (Policy, Tag, Layout).
-template <class Policy, class Tag, class Layout>
-struct pool_allocator_of {
-    template <class T>
-    using type = sta::allocator_adapter<T, sta::basic_memory_pool<Policy, Tag, Layout>>;
-};
-
-/// A stateless std allocator over mimalloc reached through dlopen (mimalloc_dl_peer).
-/// Check mimalloc_dl_peer::available() before using it.
-template <class T>
-struct mimalloc_dl_allocator {
-    using value_type = T;
-    mimalloc_dl_allocator() noexcept = default;
-    template <class U>
-    mimalloc_dl_allocator(const mimalloc_dl_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        if (n > static_cast<std::size_t>(-1) / sizeof(T))
-            throw std::bad_array_new_length();
-        void* p = mimalloc_dl_peer::entries().malloc(n * sizeof(T));
-        if (p == nullptr)
-            throw std::bad_alloc();
-        return static_cast<T*>(p);
-    }
-    void deallocate(T* p, std::size_t) noexcept { mimalloc_dl_peer::entries().free(p); }
-    template <class U>
-    friend bool operator==(const mimalloc_dl_allocator&, const mimalloc_dl_allocator<U>&) noexcept {
-        return true;
-    }
-};
 
 // ---------------------------------------------------------------------------------
 // The tree.
@@ -125,53 +88,6 @@ std::size_t tree_round(int keys = tree_keys, int shakes = 1) {
         escape(t);
     } // destroy
     return checksum;
-}
-
-// ---------------------------------------------------------------------------------
-// The GUI scene (the idea of examples/gui_scene.cpp).
-// ---------------------------------------------------------------------------------
-
-template <template <class> class Alloc>
-struct scene_types {
-    using string = std::basic_string<char, std::char_traits<char>, Alloc<char>>;
-    struct element {
-        string name;
-        std::map<string, string, std::less<string>, Alloc<std::pair<const string, string>>>
-            properties;
-        std::vector<std::function<void(int)>, Alloc<std::function<void(int)>>> handlers;
-        std::vector<element*, Alloc<element*>> children;
-    };
-    using storage = std::vector<element, Alloc<element>>;
-};
-
-constexpr int scene_elements = 4000;
-
-template <template <class> class Alloc>
-std::size_t gui_round() {
-    using types = scene_types<Alloc>;
-    std::size_t checksum = 0;
-    typename types::storage scene;
-    scene.reserve(scene_elements);
-    for (int i = 0; i < scene_elements; ++i) {
-        auto& e = scene.emplace_back();
-        e.name = "element_";
-        e.name += std::to_string(i);
-        e.name.append(" of the main window");
-        e.properties.emplace("Width", std::to_string(100 + i % 300).c_str());
-        e.properties.emplace("Height", "32");
-        e.properties.emplace("Margin", "4,4,4,4");
-        e.properties.emplace("Background", "#FF202020");
-        e.properties.emplace("Content", e.name);
-        for (int h = 0; h < 1 + i % 3; ++h)
-            e.handlers.emplace_back(
-                [&checksum, i](int v) { checksum += static_cast<std::size_t>(v + i); });
-        if (i > 0)
-            scene[static_cast<std::size_t>((i - 1) / 4)].children.push_back(&e);
-    }
-    for (auto& e : scene)
-        for (auto& h : e.handlers)
-            h(static_cast<int>(e.children.size()));
-    return checksum + scene.size();
 }
 
 } // namespace bench

@@ -1,15 +1,20 @@
 #!/bin/sh
 # sta-pool: instructions per call for the slot variants of slots_benchmark (issue 9).
 #
-#   bench/slots_callgrind.sh <path to slots_benchmark>
+#   bench/slots_callgrind.sh [build-dir]      (default: build/bench)
 #
-# Runs `slots_benchmark --callgrind-phases` under callgrind with collection on only
+# Builds slots_benchmark in the build folder first (bench/build_targets.sh; cmake's
+# output on stderr), then
+# runs `slots_benchmark --callgrind-phases` under callgrind with collection on only
 # inside the measured loops. Each variant runs 1000 and 11000 calls; the difference
 # over 10000 cancels fixed costs, and the same difference for the variant "nothing"
 # (the loop without a call) is subtracted: what remains is the call, the target's two
 # instructions (add, ret) included. Prints "variant,instructions_per_call".
 set -eu
-bin=${1:?usage: $0 <path to slots_benchmark>}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build/bench}
+"$root/bench/build_targets.sh" "$build" slots_benchmark
+bin=$build/bench/slots_benchmark
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$dir/cg.%p" \

@@ -20,10 +20,11 @@
 //     g++ -O2 -std=c++20 bench/store_forwarding_probe.cpp -o probe && ./probe
 // Prints ns per pop: for each variant the fastest of 200 timed loops, median of 31
 // such figures, the thread CPU clock's own cost included (the `empty` row).
+#include "measure.hpp" // bench::thread_cpu_seconds
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <ctime>
 
 namespace {
 
@@ -38,12 +39,6 @@ void build(void** head) {
         arena[i * words_per_block] =
             i + 1 < blocks ? static_cast<void*>(&arena[(i + 1) * words_per_block]) : nullptr;
     *head = &arena[0];
-}
-
-double now() {
-    timespec t{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 } // namespace
@@ -147,9 +142,9 @@ double ns_per_pop(Prepare prepare, Pop pop) {
         double fastest = 1.0;
         for (int k = 0; k < 200; ++k) {
             prepare();
-            const double t0 = now();
+            const double t0 = bench::thread_cpu_seconds();
             pop();
-            const double t1 = now();
+            const double t1 = bench::thread_cpu_seconds();
             fastest = std::min(fastest, t1 - t0);
         }
         figure = fastest;

@@ -9,12 +9,15 @@
 //   thread_heap_benchmark [google benchmark flags]        time per operation
 //   thread_heap_benchmark --rss <allocator> [ops]         peak RSS of a child process
 //                                                         that runs the mix touching
-//                                                         every page of every block
+//                                                         every page of every block:
+//                                                         {"kind": "rss", "allocator",
+//                                                          "peak_rss_kib"}
 //   thread_heap_benchmark --ops <allocator> <ops>         run the mix only (for
 //                                                         valgrind --tool=callgrind:
 //                                                         Ir(2N) - Ir(N) over N ops)
-//   allocator: thread_heap | malloc | mimalloc
-#include "peers.hpp"
+//   allocator: thread_heap | malloc | mimalloc-dlopen (mimalloc through dlopen; the
+//   benchmark rows name it mix_32k_512k/mimalloc)
+#include "harness.hpp"
 
 #include <sta/thread_heap.hpp>
 
@@ -26,9 +29,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -129,14 +129,16 @@ void run_ops(long ops, bool touch_all) {
         m.operation();
 }
 
+using rows = bench::allocators<thread_heap_peer, bench::malloc_peer, bench::mimalloc_dl_peer>;
+
 int with_peer(const std::string& which, long ops, bool touch_all) {
-    if (which == "thread_heap")
-        run_ops<thread_heap_peer>(ops, touch_all);
-    else if (which == "malloc")
-        run_ops<bench::malloc_peer>(ops, touch_all);
-    else if (which == "mimalloc" && bench::mimalloc_dl_peer::available())
-        run_ops<bench::mimalloc_dl_peer>(ops, touch_all);
-    else {
+    const auto status = rows::call(which, [&]<class Peer>() {
+        if (!Peer::available())
+            return 2;
+        run_ops<Peer>(ops, touch_all);
+        return 0;
+    });
+    if (!status || *status != 0) {
         std::fprintf(stderr, "unknown or unavailable allocator %s\n", which.c_str());
         return 2;
     }
@@ -145,15 +147,10 @@ int with_peer(const std::string& which, long ops, bool touch_all) {
 
 /// Peak RSS of a fresh child process that runs the mix (every page touched).
 int rss_main(const std::string& which, long ops) {
-    const pid_t child = ::fork();
-    if (child == 0)
-        ::_exit(with_peer(which, ops, true));
-    int status = 0;
-    rusage usage{};
-    if (::wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0)
+    const long peak = bench::child_peak_rss_kib([&] { return with_peer(which, ops, true); });
+    if (peak < 0)
         return 1;
-    std::printf("%s peak_rss_kib %ld\n", which.c_str(), usage.ru_maxrss);
+    bench::print_result("rss", which, {{"peak_rss_kib", peak}});
     return 0;
 }
 

@@ -30,16 +30,20 @@
 //
 // Each run: the worker threads start once; a warm-up repetition (not timed), then R
 // timed repetitions of K ops per thread (per producer), threads released together by a
-// barrier. Prints one JSON line: ns_per_op = the median over repetitions of the wall time
-// of a repetition / K (per thread: perfect scaling keeps it flat from 1 to 2 threads),
-// ns_per_op_min, cpu_ns_per_op = the median of the worker threads' CPU time / all ops,
-// and peak RSS (getrusage ru_maxrss) with its baseline taken before the first block is
-// allocated: net_peak_kib = peak - baseline.
+// barrier. Prints one JSON result line (bench::print_result):
+//   {"kind": "threads", "allocator", "workload", "threads", "workers", "reps",
+//    "ops_per_thread", "ns_per_op", "ns_per_op_min", "cpu_ns_per_op", "baseline_kib",
+//    "peak_rss_kib", "net_peak_kib"}
+// ns_per_op = the median over repetitions of the wall time of a repetition / K (per
+// thread: perfect scaling keeps it flat from 1 to 2 threads), ns_per_op_min,
+// cpu_ns_per_op = the median of the worker threads' CPU time / all ops, and peak RSS
+// (getrusage ru_maxrss) with its baseline taken before the first block is allocated:
+// net_peak_kib = peak - baseline.
 //
 // Deterministic work (fixed seeds); the results are checked, and a failed check exits 1
 // naming it: every header read back as written, no two live blocks overlap (churn, after
 // the last repetition), as many blocks and bytes consumed as produced (prodcons).
-#include "peers.hpp"
+#include "harness.hpp"
 
 #include <algorithm>
 #include <array>
@@ -50,11 +54,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <mutex>
 #include <string>
-#include <sys/resource.h>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,24 +139,6 @@ constexpr std::size_t table_offset(int t) {
 // Measurement helpers.
 // ---------------------------------------------------------------------------------
 
-double thread_cpu_seconds() {
-    timespec t{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-long max_rss_kib() {
-    rusage ru{};
-    ::getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "threads_benchmark: check failed: %s\n", what);
     std::fflush(stderr);
@@ -198,9 +183,9 @@ class phases {
     template <class F>
     void worker(int index, F&& f) {
         start_.arrive_and_wait();
-        const double c0 = thread_cpu_seconds();
+        const double c0 = bench::thread_cpu_seconds();
         f();
-        cpu_[static_cast<std::size_t>(index)] = thread_cpu_seconds() - c0;
+        cpu_[static_cast<std::size_t>(index)] = bench::thread_cpu_seconds() - c0;
         done_.arrive_and_wait();
     }
     /// Main side: release the workers, wait for them; (wall ns, CPU ns of all workers).
@@ -299,7 +284,7 @@ struct run_result {
     rep_times times;
     std::size_t ops_per_thread = 0;
     std::size_t total_ops = 0;
-    long baseline_kib = 0;
+    bench::rss_baseline baseline; // once the threads exist, before the first block
 };
 
 template <class Peer>
@@ -325,7 +310,7 @@ run_result run_churn(const options& o, const tables& tb) {
             bad[static_cast<std::size_t>(t)] = c.bad;
         });
     run_result out;
-    out.baseline_kib = max_rss_kib();
+    out.baseline = bench::rss_baseline::take();
     ph.run(); // fill
     ph.run(); // warm-up
     for (int rep = 0; rep < o.reps; ++rep) {
@@ -482,7 +467,7 @@ run_result run_prodcons(const options& o, const tables& tb) {
         });
     }
     run_result out;
-    out.baseline_kib = max_rss_kib();
+    out.baseline = bench::rss_baseline::take();
     ph.run(); // warm-up
     for (int rep = 0; rep < o.reps; ++rep) {
         const auto [wall, cpu] = ph.run();
@@ -521,31 +506,36 @@ int run(const options& o) {
     const tables tb = make_tables(o.work);
     const run_result r =
         o.work == workload::prodcons ? run_prodcons<Peer>(o, tb) : run_churn<Peer>(o, tb);
-    const long peak = max_rss_kib();
+    const bench::rss_peak rss = r.baseline.peak();
     std::vector<double> per_op, cpu_per_op;
     for (std::size_t i = 0; i < r.times.wall_ns.size(); ++i) {
         per_op.push_back(r.times.wall_ns[i] / static_cast<double>(r.ops_per_thread));
         cpu_per_op.push_back(r.times.cpu_ns[i] / static_cast<double>(r.total_ops));
     }
     const int workers = o.work == workload::prodcons ? 2 * o.threads : o.threads;
-    std::printf("{\"kind\": \"threads\", \"allocator\": \"%s\", \"workload\": \"%s\", "
-                "\"threads\": %d, \"workers\": %d, \"reps\": %d, \"ops_per_thread\": %zu, "
-                "\"ns_per_op\": %.3f, \"ns_per_op_min\": %.3f, \"cpu_ns_per_op\": %.3f, "
-                "\"baseline_kib\": %ld, \"peak_rss_kib\": %ld, \"net_peak_kib\": %ld}\n",
-                o.alloc.c_str(), o.work_name.c_str(), o.threads, workers, o.reps, r.ops_per_thread,
-                median(per_op), *std::min_element(per_op.begin(), per_op.end()), median(cpu_per_op),
-                r.baseline_kib, peak, peak - r.baseline_kib);
-    std::fflush(stdout);
+    bench::print_result(
+        "threads", o.alloc,
+        {{"workload", o.work_name},
+         {"threads", o.threads},
+         {"workers", workers},
+         {"reps", o.reps},
+         {"ops_per_thread", r.ops_per_thread},
+         {"ns_per_op", bench::decimal{bench::median(per_op), 3}},
+         {"ns_per_op_min", bench::decimal{*std::min_element(per_op.begin(), per_op.end()), 3}},
+         {"cpu_ns_per_op", bench::decimal{bench::median(cpu_per_op), 3}},
+         {"baseline_kib", rss.baseline_kib},
+         {"peak_rss_kib", rss.peak_kib},
+         {"net_peak_kib", rss.net_kib()}});
     return 0;
 }
 
 struct threads_tag {};
-using per_thread_spans = bench::pool_peer<sta::dispatch::default_policy, threads_tag,
-                                          sta::layout::spans, sta::threads::per_thread>;
-using seed_spans = bench::pool_peer<sta::dispatch::default_policy, threads_tag, sta::layout::spans,
-                                    sta::threads::one_owner>;
-static_assert(per_thread_spans::pool::per_thread, "sta-spans: the per-thread default");
-static_assert(!seed_spans::pool::per_thread, "sta-spans-seed: one pool for the program");
+using sta_spans = bench::pool_peer<bench::pools::sta_spans, threads_tag>;
+using sta_spans_seed = bench::pool_peer<bench::pools::sta_spans_seed, threads_tag>;
+static_assert(sta_spans::pool::per_thread, "sta-spans: the per-thread default");
+static_assert(!sta_spans_seed::pool::per_thread, "sta-spans-seed: one pool for the program");
+using rows =
+    bench::allocators<sta_spans, sta_spans_seed, bench::malloc_peer, bench::mimalloc_dl_peer>;
 
 bool value_of(const char* arg, const char* key, std::string& out) {
     const std::size_t n = std::strlen(key);
@@ -557,11 +547,10 @@ bool value_of(const char* arg, const char* key, std::string& out) {
 
 int usage(const char* why) {
     std::fprintf(stderr,
-                 "threads_benchmark: %s\nusage: threads_benchmark "
-                 "--alloc=<sta-spans|sta-spans-seed|malloc|mimalloc-dlopen> "
+                 "threads_benchmark: %s\nusage: threads_benchmark --alloc=<%s> "
                  "--workload=<churn32|churn_mixed|prodcons> --threads=<1|2> [--reps=R] "
                  "[--ops=K]\n",
-                 why);
+                 why, rows::names().c_str());
     return 2;
 }
 
@@ -601,17 +590,12 @@ int main(int argc, char** argv) {
         o.ops = o.work == workload::churn32       ? 2'000'000
                 : o.work == workload::churn_mixed ? 1'000'000
                                                   : 500'000;
-    if (o.alloc == "sta-spans")
-        return run<per_thread_spans>(o);
-    if (o.alloc == "sta-spans-seed") {
-        if (o.work == workload::prodcons || o.threads != 1)
-            return usage("sta-spans-seed (threads::one_owner) allows one thread: churn at "
-                         "--threads=1 only");
-        return run<seed_spans>(o);
-    }
-    if (o.alloc == "malloc")
-        return run<bench::malloc_peer>(o);
-    if (o.alloc == "mimalloc-dlopen")
-        return run<bench::mimalloc_dl_peer>(o);
-    return usage("unknown allocator");
+    const auto status = rows::call(o.alloc, [&]<class Peer>() {
+        if constexpr (std::is_same_v<Peer, sta_spans_seed>)
+            if (o.work == workload::prodcons || o.threads != 1)
+                return usage("sta-spans-seed (threads::one_owner) allows one thread: churn at "
+                             "--threads=1 only");
+        return run<Peer>(o);
+    });
+    return status ? *status : usage("unknown allocator");
 }

@@ -16,11 +16,11 @@
 // sta-spans+thp (the span layout with set_huge_pages(true)), all on the default
 // dispatch; malloc (std::allocator: glibc, or the LD_PRELOAD peer — report.sh renames
 // the row); mimalloc-dlopen (mi_malloc/mi_free through dlopen).
-// Output: one JSON line with the whole process's CPU time (user + system, getrusage):
-//   {"kind": "traversal", "allocator": "sta-spans", "cpu_seconds": ..., ...}
-#include "scenarios.hpp"
-
-#include <sys/resource.h>
+// Output: one JSON result line (bench::print_result) with the whole process's CPU time
+// (user + system, CLOCK_PROCESS_CPUTIME_ID) and peak RSS (ru_maxrss):
+//   {"kind": "traversal", "allocator": "sta-spans", "cycles": ..., "walks": ...,
+//    "cpu_seconds": ..., "peak_rss_kib": ..., "checksum": ...}
+#include "harness.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,17 +30,6 @@
 #include <vector>
 
 namespace {
-
-struct cursor_tag {};
-struct spans_tag {};
-using cursor_pool =
-    sta::basic_memory_pool<sta::dispatch::default_policy, cursor_tag, sta::layout::shared_cursor>;
-using spans_pool =
-    sta::basic_memory_pool<sta::dispatch::default_policy, spans_tag, sta::layout::spans>;
-template <class T>
-using cursor_alloc = sta::allocator_adapter<T, cursor_pool>;
-template <class T>
-using spans_alloc = sta::allocator_adapter<T, spans_pool>;
 
 constexpr int fanout = 7;
 constexpr int levels = 5;
@@ -160,28 +149,24 @@ struct gui {
     }
 };
 
-double process_cpu_seconds(long& peak_rss_kib) {
-    rusage ru{};
-    ::getrusage(RUSAGE_SELF, &ru);
-    peak_rss_kib = ru.ru_maxrss;
-    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
+/// The layouts and the heaps (bench::layout_rows), and the span layout on huge pages.
+using rows = bench::layout_rows::with<bench::pool_peer<bench::pools::sta_spans_thp>>;
 
 template <template <class> class Alloc>
 int report(const char* name, int cycles, int walks) {
     const std::size_t checksum = gui<Alloc>::run(cycles, walks);
-    long rss = 0;
-    const double seconds = process_cpu_seconds(rss);
-    std::printf("{\"kind\": \"traversal\", \"allocator\": \"%s\", \"cycles\": %d, \"walks\": %d, "
-                "\"cpu_seconds\": %.4f, \"peak_rss_kib\": %ld, \"checksum\": %zu}\n",
-                name, cycles, walks, seconds, rss, checksum);
+    const double seconds = bench::process_cpu_seconds();
+    bench::print_result("traversal", name,
+                        {{"cycles", cycles},
+                         {"walks", walks},
+                         {"cpu_seconds", bench::decimal{seconds, 4}},
+                         {"peak_rss_kib", bench::peak_rss_kib()},
+                         {"checksum", checksum}});
     return 0;
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: traversal_benchmark sta-cursor|sta-spans|sta-spans+thp|malloc|"
-                         "mimalloc-dlopen [CYCLES] [WALKS]\n");
+    std::fprintf(stderr, "usage: traversal_benchmark %s [CYCLES] [WALKS]\n", rows::names().c_str());
     return 2;
 }
 
@@ -190,29 +175,18 @@ int usage() {
 int main(int argc, char** argv) {
     if (argc < 2 || argc > 4)
         return usage();
-    const std::string alloc = argv[1];
     const int cycles = argc > 2 ? std::atoi(argv[2]) : 12;
     const int walks = argc > 3 ? std::atoi(argv[3]) : 24;
     if (cycles < 1 || walks < 1) {
         std::fprintf(stderr, "traversal_benchmark: CYCLES and WALKS are at least 1\n");
         return 2;
     }
-    if (alloc == "sta-cursor")
-        return report<cursor_alloc>(argv[1], cycles, walks);
-    if (alloc == "sta-spans")
-        return report<spans_alloc>(argv[1], cycles, walks);
-    if (alloc == "sta-spans+thp") {
-        spans_pool::set_huge_pages(true);
-        return report<spans_alloc>(argv[1], cycles, walks);
-    }
-    if (alloc == "malloc")
-        return report<std::allocator>(argv[1], cycles, walks);
-    if (alloc == "mimalloc-dlopen") {
-        if (!bench::mimalloc_dl_peer::available()) {
-            std::fprintf(stderr, "traversal_benchmark: libmimalloc.so.2 is not installed\n");
+    const auto status = rows::call(argv[1], [&]<class Row>() {
+        if (!Row::available()) {
+            std::fprintf(stderr, "traversal_benchmark: %s is not available here\n", Row::name);
             return 1;
         }
-        return report<bench::mimalloc_dl_allocator>(argv[1], cycles, walks);
-    }
-    return usage();
+        return report<Row::template std_allocator>(Row::name, cycles, walks);
+    });
+    return status ? *status : usage();
 }

@@ -12,38 +12,33 @@
 // ALLOC: sta-cursor (the seed's shared-cursor layout), sta-spans (the span layout), both
 // with the default dispatch; malloc (glibc: realloc/free for Lua, std::allocator for the
 // tree), mimalloc-dlopen (mi_realloc/mi_free, or mi_malloc/mi_free, through dlopen).
-// Output: one JSON line per wave on stdout:
-//   {"workload": "lua binary_trees.lua", "alloc": "sta-spans", "wave": 3, "seconds": ...}
+// Output: one JSON result line (bench::print_result) per wave on stdout:
+//   {"kind": "waves", "allocator": "sta-spans", "workload": "lua binary_trees.lua",
+//    "wave": 3, "seconds": ...}
 // Seconds are the process's CPU time for the wave (the machine's wall time is noisy).
-#include "sta/memory_pool.hpp"
+// STA_WAVES_STATS=1: the pool rows also write the pool's counts after each wave to stderr.
+#include "harness.hpp"
+#include "scenarios.hpp"
+
+#include "clients/lua_host.hpp"
 
 #include <lua.hpp>
-
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
-
-#include "clients/lua_host.hpp"
-#include "scenarios.hpp"
+#include <type_traits>
 
 namespace {
 
-double cpu_seconds() {
-    timespec t{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
+using rows = bench::layout_rows;
 
-struct cursor_tag {};
-struct spans_tag {};
-using cursor_pool =
-    sta::basic_memory_pool<sta::dispatch::default_policy, cursor_tag, sta::layout::shared_cursor>;
-using spans_pool =
-    sta::basic_memory_pool<sta::dispatch::default_policy, spans_tag, sta::layout::spans>;
+/// Whether a row is the pool's: its pool counts what the STA_WAVES_STATS lines show.
+template <class Row>
+constexpr bool pool_row = requires {
+    typename Row::pool;
+};
 
 void* glibc_alloc(void*, void* ptr, std::size_t, std::size_t nsize) noexcept {
     if (nsize == 0) {
@@ -53,10 +48,9 @@ void* glibc_alloc(void*, void* ptr, std::size_t, std::size_t nsize) noexcept {
     return std::realloc(ptr, nsize);
 }
 
-using mi_realloc_fn = void* (*)(void*, std::size_t);
-using mi_free_fn = void (*)(void*);
-mi_realloc_fn mi_realloc = nullptr;
-mi_free_fn mi_free = nullptr;
+// mimalloc's entry points (bench::mimalloc_dl), copied here before the first wave.
+void* (*mi_realloc)(void*, std::size_t) = nullptr;
+void (*mi_free)(void*) = nullptr;
 
 void* mimalloc_alloc(void*, void* ptr, std::size_t, std::size_t nsize) noexcept {
     if (nsize == 0) {
@@ -94,40 +88,44 @@ bool lua_wave(lua_Alloc alloc, void* ud, const char* script, const char* arg) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: waves_benchmark lua ALLOC SCRIPT [ARG] WAVES\n"
-                         "       waves_benchmark tree ALLOC KEYS SHAKES WAVES\n"
-                         "ALLOC: sta-cursor, sta-spans, malloc, mimalloc-dlopen\n");
+    std::fprintf(stderr,
+                 "usage: waves_benchmark lua ALLOC SCRIPT [ARG] WAVES\n"
+                 "       waves_benchmark tree ALLOC KEYS SHAKES WAVES\n"
+                 "ALLOC: %s\n",
+                 rows::names(", ").c_str());
     return 2;
 }
 
-void print_stats(const std::string& alloc, int wave) {
-    if (std::getenv("STA_WAVES_STATS") == nullptr || alloc.rfind("sta-", 0) != 0)
-        return;
-    const sta::pool_stats st = alloc == "sta-spans" ? spans_pool::stats() : cursor_pool::stats();
-    std::fprintf(stderr, "  wave %d: %zu mappings, %zu spans in use, %zu clean, %zu B in use\n",
-                 wave, st.mappings, st.spans_in_use, st.spans_clean, st.bytes_in_use);
+template <class Row>
+void print_wave(const char* workload, int wave, double seconds) {
+    bench::print_result(
+        "waves", Row::name,
+        {{"workload", workload}, {"wave", wave}, {"seconds", bench::decimal{seconds, 6}}});
+    if constexpr (pool_row<Row>) {
+        if (std::getenv("STA_WAVES_STATS") == nullptr)
+            return;
+        const sta::pool_stats st = Row::pool::stats();
+        std::fprintf(stderr, "  wave %d: %zu mappings, %zu spans in use, %zu clean, %zu B in use\n",
+                     wave, st.mappings, st.spans_in_use, st.spans_clean, st.bytes_in_use);
+    }
 }
 
-void print_wave(const char* workload, const std::string& alloc, int wave, double seconds) {
-    std::printf("{\"workload\": \"%s\", \"alloc\": \"%s\", \"wave\": %d, "
-                "\"seconds\": %.6f}\n",
-                workload, alloc.c_str(), wave, seconds);
-    std::fflush(stdout);
-    print_stats(alloc, wave);
+/// 1 with a message when the row cannot run here.
+template <class Row>
+int unavailable() {
+    std::fprintf(stderr, "waves_benchmark: %s is not available here\n", Row::name);
+    return 1;
 }
 
-template <class T>
-using cursor_alloc = sta::allocator_adapter<T, cursor_pool>;
-template <class T>
-using spans_alloc = sta::allocator_adapter<T, spans_pool>;
-
-template <template <class> class Alloc>
-int tree_waves(const std::string& alloc, int keys, int shakes, int waves) {
+template <class Row>
+int tree_waves(int keys, int shakes, int waves) {
+    if (!Row::available())
+        return unavailable<Row>();
     std::size_t checksum = 0;
     for (int wave = 1; wave <= waves; ++wave) {
-        const double start = cpu_seconds();
-        checksum += bench::tree_round<Alloc>(keys, shakes);
-        print_wave("tree", alloc, wave, cpu_seconds() - start);
+        const double start = bench::process_cpu_seconds();
+        checksum += bench::tree_round<Row::template std_allocator>(keys, shakes);
+        print_wave<Row>("tree", wave, bench::process_cpu_seconds() - start);
     }
     return checksum == 0 ? 1 : 0; // a tree with keys always sums something
 }
@@ -135,7 +133,6 @@ int tree_waves(const std::string& alloc, int keys, int shakes, int waves) {
 int tree_main(int argc, char** argv) {
     if (argc != 6)
         return usage();
-    const std::string alloc = argv[2];
     const int keys = std::atoi(argv[3]);
     const int shakes = std::atoi(argv[4]);
     const int waves = std::atoi(argv[5]);
@@ -143,20 +140,41 @@ int tree_main(int argc, char** argv) {
         std::fprintf(stderr, "waves_benchmark: KEYS >= 4, SHAKES >= 0 and WAVES >= 1\n");
         return 2;
     }
-    if (alloc == "sta-cursor")
-        return tree_waves<cursor_alloc>(alloc, keys, shakes, waves);
-    if (alloc == "sta-spans")
-        return tree_waves<spans_alloc>(alloc, keys, shakes, waves);
-    if (alloc == "malloc")
-        return tree_waves<std::allocator>(alloc, keys, shakes, waves);
-    if (alloc == "mimalloc-dlopen") {
-        if (!bench::mimalloc_dl_peer::available()) {
-            std::fprintf(stderr, "waves_benchmark: libmimalloc.so.2 is not installed\n");
-            return 1;
-        }
-        return tree_waves<bench::mimalloc_dl_allocator>(alloc, keys, shakes, waves);
+    const auto status =
+        rows::call(argv[2], [&]<class Row>() { return tree_waves<Row>(keys, shakes, waves); });
+    return status ? *status : usage();
+}
+
+/// The Lua allocator of a row: the pool's host (lua_pool_host over its pool), glibc's
+/// realloc/free (Lua's default), or mimalloc's realloc/free.
+template <class Row>
+int lua_waves(const char* script, const char* arg, int waves) {
+    lua_Alloc fn = nullptr;
+    void* ud = nullptr;
+    if constexpr (pool_row<Row>) {
+        static sta_clients::lua_pool_host<typename Row::pool> host;
+        fn = &sta_clients::lua_pool_host<typename Row::pool>::allocate;
+        ud = &host;
+    } else if constexpr (std::is_same_v<Row, bench::malloc_peer>) {
+        fn = &glibc_alloc;
+    } else {
+        static_assert(std::is_same_v<Row, bench::mimalloc_dl_peer>);
+        if (!Row::available())
+            return unavailable<Row>();
+        mi_realloc = bench::mimalloc_dl().realloc;
+        mi_free = bench::mimalloc_dl().free;
+        fn = &mimalloc_alloc;
     }
-    return usage();
+    const char* name = std::strrchr(script, '/');
+    name = name != nullptr ? name + 1 : script;
+    const std::string workload = std::string("lua ") + name;
+    for (int wave = 1; wave <= waves; ++wave) {
+        const double start = bench::process_cpu_seconds();
+        if (!lua_wave(fn, ud, script, arg))
+            return 1;
+        print_wave<Row>(workload.c_str(), wave, bench::process_cpu_seconds() - start);
+    }
+    return 0;
 }
 
 } // namespace
@@ -166,44 +184,10 @@ int main(int argc, char** argv) {
         return tree_main(argc, argv);
     if (argc < 5 || std::strcmp(argv[1], "lua") != 0)
         return usage();
-    const std::string alloc = argv[2];
     const char* script = argv[3];
     const char* arg = argc > 5 ? argv[4] : nullptr;
     const int waves = std::atoi(argv[argc - 1]);
-    static sta_clients::lua_pool_host<cursor_pool> cursor_host;
-    static sta_clients::lua_pool_host<spans_pool> spans_host;
-    lua_Alloc fn = nullptr;
-    void* ud = nullptr;
-    if (alloc == "sta-cursor") {
-        fn = &sta_clients::lua_pool_host<cursor_pool>::allocate;
-        ud = &cursor_host;
-    } else if (alloc == "sta-spans") {
-        fn = &sta_clients::lua_pool_host<spans_pool>::allocate;
-        ud = &spans_host;
-    } else if (alloc == "malloc") {
-        fn = &glibc_alloc;
-    } else if (alloc == "mimalloc-dlopen") {
-        void* lib = ::dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-        if (lib != nullptr) {
-            mi_realloc = reinterpret_cast<mi_realloc_fn>(::dlsym(lib, "mi_realloc"));
-            mi_free = reinterpret_cast<mi_free_fn>(::dlsym(lib, "mi_free"));
-        }
-        if (mi_realloc == nullptr || mi_free == nullptr) {
-            std::fprintf(stderr, "waves_benchmark: libmimalloc.so.2 is not installed\n");
-            return 1;
-        }
-        fn = &mimalloc_alloc;
-    } else {
-        return usage();
-    }
-    const char* name = std::strrchr(script, '/');
-    name = name != nullptr ? name + 1 : script;
-    const std::string workload = std::string("lua ") + name;
-    for (int wave = 1; wave <= waves; ++wave) {
-        const double start = cpu_seconds();
-        if (!lua_wave(fn, ud, script, arg))
-            return 1;
-        print_wave(workload.c_str(), alloc, wave, cpu_seconds() - start);
-    }
-    return 0;
+    const auto status =
+        rows::call(argv[2], [&]<class Row>() { return lua_waves<Row>(script, arg, waves); });
+    return status ? *status : usage();
 }

@@ -4,6 +4,8 @@
 #
 #   scripts/callgrind_counts.sh [--build DIR] [--out FILE] [allocator...]
 #
+# DIR: the build folder (default build/bench); op_counts is built there first
+# (bench/build_targets.sh; cmake's output on stderr).
 # For each allocator, bench/op_counts runs the three patterns (fresh, pure_get,
 # balanced) at each size (8, 32, 256, 4096, 32768 B; compile-time and run-time sizes
 # for the pool; every dispatch x layout: sta-table, sta-branch, sta-spans-table,
@@ -26,13 +28,14 @@ while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
 done
-driver="$build/bench/op_counts"
-[[ -x "$driver" ]] || { echo "callgrind_counts: $driver not built" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "callgrind_counts: valgrind is not installed" >&2; exit 1; }
+bench/build_targets.sh "$build" op_counts ||
+    { echo "callgrind_counts: building op_counts in $build failed" >&2; exit 1; }
+driver="$(realpath "$build/bench/op_counts")" # absolute: run() runs it from a folder of its own
 
 declare -A preload=()
 for p in jemalloc tcmalloc mimalloc; do
@@ -64,7 +67,7 @@ run() {
     local dir="$work/$name"
     mkdir -p "$dir"
     if ! (cd "$dir" && LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
-        --callgrind-out-file=cg.%p "$OLDPWD/$driver" "$prog" >/dev/null 2>"$dir/log"); then
+        --callgrind-out-file=cg.%p "$driver" "$prog" >/dev/null 2>"$dir/log"); then
         echo "callgrind_counts: $name failed under valgrind; the end of its log:" >&2
         tail -n 20 "$dir/log" >&2
         return 1

@@ -12,12 +12,12 @@
 // `seconds` is the CPU time (user + system, CLOCK_PROCESS_CPUTIME_ID) of the part the
 // program names as its benchmark: on a machine shared with other work it moves less
 // than wall time, and these programs are single-threaded and do no I/O while timed.
-// `maxrss_kib` is getrusage's ru_maxrss for the whole process.
+// `maxrss_kib` is getrusage's ru_maxrss for the whole process. Both are read through
+// bench/measure.hpp, as the benchmark programs read them. This line is not a JSON
+// result line: run_clients.sh reads it and writes the JSON lines (kind "clients").
 #pragma once
 
-#include <sys/resource.h>
-
-#include <time.h>
+#include "../measure.hpp" // the benchmarks' clocks and peak RSS
 
 #include <cstdint>
 #include <cstdio>
@@ -46,27 +46,16 @@ inline const char* name_of(allocator_choice c) {
 /// CPU seconds of this process since construction.
 class stopwatch {
   public:
-    stopwatch() : start_(now()) {}
-    double seconds() const { return now() - start_; }
+    stopwatch() : start_(bench::process_cpu_seconds()) {}
+    double seconds() const { return bench::process_cpu_seconds() - start_; }
 
   private:
-    static double now() {
-        timespec t{};
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-    }
     double start_;
 };
 
-inline long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
-
 inline void report_result(allocator_choice c, double seconds) {
     std::fprintf(stderr, "sta-client alloc=%s seconds=%.6f maxrss_kib=%ld\n", name_of(c), seconds,
-                 peak_rss_kib());
+                 bench::peak_rss_kib());
 }
 
 /// FNV-1a, 64 bits: a stable hash of output too long to print.

@@ -5,7 +5,11 @@
 #   bench/clients/run_clients.sh [build-dir]      (default: build/clients-bench)
 #   REPS=5 (runs per allocator and workload), ONLY=<substring of a workload name>,
 #   JSONL=<file>: also write the medians there, one JSON line per workload and allocator
-#   ({"workload", "allocator", "seconds", "maxrss_kib", "runs"}; scripts/report.py reads it)
+#   ({"kind": "clients", "allocator", "workload", "seconds", "maxrss_kib", "runs"};
+#   scripts/report.py reads it)
+#   REBUILD=1 (the default): configure the build folder (Release, benchmarks on) first;
+#   REBUILD=0: only when it is not configured yet. Either way every program the script
+#   runs is built first (bench/build_targets.sh; cmake's output on stderr).
 #
 # Allocators: cursor and spans (the client's pool mode, built with STA_POOL_SPANS=0, the
 # seed's shared cursor: sta_<name>_client_cursor, and with STA_POOL_SPANS=1, the span
@@ -26,12 +30,10 @@ only="${ONLY:-}"
 
 jsonl="${JSONL:-}"
 clients=(sta_lua_client sta_sqlite_client sta_libxml2_client)
-programs=("${clients[@]/%/_cursor}" "${clients[@]/%/_spans}")
-if [[ ! -x "$build/bench/sta_lua_client_cursor" || ! -x "$build/bench/sta_lua_client_spans" || "${REBUILD:-1}" == 1 ]]; then
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_BENCH=ON \
-        -DSTA_POOL_BUILD_TESTS=OFF -DSTA_POOL_BUILD_EXAMPLES=OFF >/dev/null
-    cmake --build "$build" --target "${programs[@]}" -j2 >/dev/null
-fi
+# Every program the runs below start: the default build (the glibc and mimalloc rows,
+# --alloc=malloc) and the build of each layout (--alloc=pool).
+programs=("${clients[@]}" "${clients[@]/%/_cursor}" "${clients[@]/%/_spans}")
+RECONFIGURE="${REBUILD:-1}" "$root/bench/build_targets.sh" "$build" "${programs[@]}"
 bin="$build/bench"
 # (peer_library.sh says on stderr why when it is not installed)
 mimalloc="$("$root/scripts/peer_library.sh" mimalloc)" || mimalloc=
@@ -164,8 +166,9 @@ for index, name in enumerate(names):
           f"{fmt(ratio(m['spans'], m['glibc']), '.2f')} |")
     for a in allocs:
         if t[a] is not None:
-            lines.append(json.dumps({"workload": name, "allocator": a, "seconds": t[a],
-                                     "maxrss_kib": m[a], "runs": len(runs[(index, a)])}))
+            lines.append(json.dumps({"kind": "clients", "allocator": a, "workload": name,
+                                     "seconds": t[a], "maxrss_kib": m[a],
+                                     "runs": len(runs[(index, a)])}))
 if jsonl:
     with open(jsonl, "w") as f:
         f.write("".join(line + "\n" for line in lines))

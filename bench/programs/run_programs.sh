@@ -5,6 +5,9 @@
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
+#   When the library is in a CMake build folder (<build>/src/malloc/libsta_malloc.so, the
+#   default too), sta_malloc and big_buffers are built there first
+#   (bench/build_targets.sh; cmake's output on stderr); a library elsewhere is run as it is.
 #   BIG_BUFFERS=<path>  the project's own bench/programs/big_buffers.cpp, built (default:
 #               bench/big_buffers of the build directory the library is in)
 #   REPS=5      timed runs per program and allocator
@@ -13,8 +16,9 @@
 #               the share of the CPU time spent inside the allocator; 0: not measured
 #               (the output says so)
 #   JSONL=<file> also write one JSON line per program and allocator there:
-#     {"program", "allocator", "seconds", "min", "max", "cpu_seconds", "maxrss_kib",
-#      "runs", "threads", "command", "walls", "alloc_share", "alloc_shares", "samples"}
+#     {"kind": "programs", "allocator", "program", "seconds", "min", "max", "cpu_seconds",
+#      "maxrss_kib", "runs", "threads", "command", "walls", "alloc_share", "alloc_shares",
+#      "samples"}
 #     (scripts/report.py reads it; "walls" = the wall seconds of every run, round by
 #     round, for comparisons within a round; "alloc_share" = the median of the sampled
 #     runs' shares, "alloc_shares" each run's, "samples" all runs' samples; the three
@@ -56,6 +60,12 @@ only="${ONLY:-}"
 jsonl="${JSONL:-}"
 
 die() { echo "run_programs.sh: $*" >&2; exit 1; }
+build_dir="$(dirname "$lib")/../.."
+if [[ "$(realpath -m "$lib")" == "$root/build/bench/src/malloc/libsta_malloc.so" ||
+    -f "$build_dir/CMakeCache.txt" ]]; then
+    "$root/bench/build_targets.sh" "$build_dir" sta_malloc big_buffers ||
+        die "building sta_malloc and big_buffers in $build_dir failed (cmake's messages are above)"
+fi
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
 big_buffers="${BIG_BUFFERS:-$(dirname "$lib")/../../bench/big_buffers}"
@@ -268,7 +278,7 @@ for p in programs:
         sampled = shares.get((p["name"], alloc), [])
         share = (round(statistics.median(i / t for i, t in sampled), 4)
                  if perf_runs and len(sampled) == perf_runs else None)
-        rows.append({"program": p["name"], "allocator": alloc,
+        rows.append({"kind": "programs", "allocator": alloc, "program": p["name"],
                      "seconds": round(statistics.median(walls), 4),
                      "min": round(min(walls), 4), "max": round(max(walls), 4),
                      "cpu_seconds": round(statistics.median(r[1] for r in runs), 4),

@@ -1,0 +1,290 @@
+"""Unchanged programs on libsta_malloc.so (bench/programs/run_programs.sh, issue 16;
+programs.jsonl): Debian's binaries as whole processes under glibc, the peers and
+libsta_malloc.so (LD_PRELOAD). libsta_malloc.so is the span layout: judged there only."""
+import os
+import statistics
+
+from ..core import (GROUPS, STA_MALLOC_ROW, Cond, ReportError, Target, best, checks_text, fmt,
+                    fx, make_measure, md_table, missing_rows, preloaded, pretty, ratio,
+                    read_lines, skipped_note, slug)
+
+SKIP = "programs"  # the --skip key: a program is not installed
+# A program counts as allocator-bound when glibc's median takes at least ALLOC_BOUND times
+# the best general-purpose peer's: then the allocator visibly decides its time.
+ALLOC_BOUND = 1.15
+# The program runner's allocator names -> the report's.
+PROGRAM_NAMES = {"glibc": "malloc", "mimalloc": "mimalloc", "jemalloc": "jemalloc",
+                 "tcmalloc": "tcmalloc", "sta": STA_MALLOC_ROW}
+
+
+def load(data, results):
+    """data.programs: (allocator, program) -> {"seconds", "min", "max", "cpu_seconds",
+    "maxrss_kib", "runs", "walls", "alloc_share", "alloc_shares"}: medians over runs (wall
+    seconds, min and max of them; CPU seconds; peak RSS), every run's wall seconds, round by
+    round, and the share of perf samples inside the allocator (None: not sampled);
+    data.program_list in the runner's order; data.program_threads, the multi-threaded ones."""
+    data.programs, data.program_list, data.program_threads = {}, [], set()
+    if SKIP in data.skips:
+        return
+    path = os.path.join(results, "programs.jsonl")
+    for r in read_lines(path):
+        try:
+            alloc, program = PROGRAM_NAMES[r["allocator"]], r["program"]
+            row = {f: float(r[f]) for f in ["seconds", "min", "max", "cpu_seconds",
+                                            "maxrss_kib"]}
+            row["runs"] = int(r["runs"])
+            row["walls"] = [float(w) for w in r["walls"]]
+            # the share of perf samples inside the allocator (absent or null: not sampled)
+            share, shares = r.get("alloc_share"), r.get("alloc_shares")
+            row["alloc_share"] = None if share is None else float(share)
+            row["alloc_shares"] = None if shares is None else [float(x) for x in shares]
+            if row["alloc_share"] is not None and not (
+                    0 <= row["alloc_share"] <= 1 and row["alloc_shares"]
+                    and min(row["alloc_shares"]) <= row["alloc_share"] <= max(row["alloc_shares"])):
+                raise ValueError(share)
+            threaded = r["threads"]
+            if not isinstance(threaded, bool):
+                raise TypeError(threaded)
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: a malformed program line: {r}") from None
+        if (not 0 < row["min"] <= row["seconds"] <= row["max"] or row["runs"] < 1
+                or len(row["walls"]) != row["runs"]):
+            raise ReportError(f"{path}: not a program result (min <= median <= max, runs): {r}")
+        if (alloc, program) in data.programs:
+            raise ReportError(f"{path}: {program} on {r['allocator']} twice")
+        data.programs[(alloc, program)] = row
+        if program not in data.program_list:
+            data.program_list.append(program)
+        if threaded:
+            data.program_threads.add(program)
+
+
+def complete(data):
+    return [p for program in data.program_list
+            for p in missing_rows(f"program {program} (programs.jsonl)",
+                                  {a for a, p_ in data.programs if p_ == program},
+                                  [STA_MALLOC_ROW, "malloc"] + preloaded(data))]
+
+
+def measures(data, layout):
+    """libsta_malloc.so is one build, the same in both layouts."""
+    out = []
+    for p in data.program_list:
+        seconds = {a: v["seconds"] for (a, p_), v in data.programs.items() if p_ == p}
+        rss = {a: v["maxrss_kib"] for (a, p_), v in data.programs.items() if p_ == p}
+        out.append(make_measure(f"program/{p}", f"program {p} (wall s)", "s",
+                                seconds.get(STA_MALLOC_ROW), seconds))
+        out.append(make_measure(f"program_rss/{p}", f"program {p} peak RSS", "KiB",
+                                rss.get(STA_MALLOC_ROW), rss))
+    return out
+
+
+def program_spread(data, program):
+    """glibc's median / the best general-purpose peer's for `program` (None without them)."""
+    glibc = data.programs.get(("malloc", program))
+    peers = [data.programs[(p, program)]["seconds"] for p in GROUPS["general"]
+             if (p, program) in data.programs]
+    if glibc is None or not peers:
+        return None
+    return ratio(glibc["seconds"], min(peers))
+
+
+def per_round(data, program, peer):
+    """`peer`'s wall time / libsta_malloc's in each round (the two ran seconds apart, so a
+    slow spell of the machine hits both): the median, min and max, or None."""
+    ours, theirs = data.programs.get((STA_MALLOC_ROW, program)), data.programs.get((peer, program))
+    if ours is None or theirs is None or len(ours["walls"]) != len(theirs["walls"]):
+        return None
+    ratios = [t / o for t, o in zip(theirs["walls"], ours["walls"]) if o > 0]
+    return (statistics.median(ratios), min(ratios), max(ratios)) if ratios else None
+
+
+def allocator_bound(data, program):
+    spread = program_spread(data, program)
+    return spread is not None and spread >= ALLOC_BOUND
+
+
+def program_target(data, program):
+    """The multi-threaded one: >= 1.0x the best peer (whatever its spread); the other
+    allocator-bound ones: >= 1.05x the best peer and >= 1.3x glibc; the rest >= 0.97x the
+    best peer (no loss beyond the noise); every one: peak RSS <= 1.2x mimalloc's."""
+    time_id, rss_id = f"program/{program}", f"program_rss/{program}"
+    if program in data.program_threads:
+        kind = "multi-threaded"
+        conds = [Cond(time_id, "all", "faster", 1.0, "time")]
+    elif allocator_bound(data, program):
+        kind = "allocator-bound"
+        conds = [Cond(time_id, "all", "faster", 1.05, "time"),
+                 Cond(time_id, "glibc", "faster", 1.3, "time")]
+    else:
+        kind = "not allocator-bound"
+        conds = [Cond(time_id, "all", "faster", 0.97, "time")]
+    return Target(f"program_{slug(program)}", f"program {program} ({kind})", why_program,
+                  conds + [Cond(rss_id, "mimalloc", "within", 1.2, "peak RSS")], ("spans",))
+
+
+def targets(data):
+    """One a program."""
+    return [program_target(data, p) for p in data.program_list]
+
+
+def runs_text(data, alloc, program):
+    v = data.programs.get((alloc, program))
+    if v is None:
+        return f"{pretty(alloc)}: n/a"
+    return f"{pretty(alloc)} {v['seconds']:.3f} s ({v['min']:.3f}–{v['max']:.3f})"
+
+
+def why_program(data, v):
+    program = v.target.conds[0].measure.split("/", 1)[1]
+    text = checks_text(v)
+    best_peer = v.checks[0].figure.variant
+    if best_peer is None:
+        return text + "."
+    ours = data.programs.get((STA_MALLOC_ROW, program))
+    theirs = data.programs[(best_peer, program)]
+    text += (f"; the runs: {runs_text(data, STA_MALLOC_ROW, program)}, "
+             f"{runs_text(data, best_peer, program)}")
+    if ours is not None and ours["min"] <= theirs["max"] and theirs["min"] <= ours["max"]:
+        text += " — the two time ranges overlap: within this run's noise"
+    rounds = per_round(data, program, best_peer)
+    if rounds is not None:
+        text += (f"; round by round {pretty(best_peer)} / libsta_malloc = {fx(rounds[0])} "
+                 f"({rounds[1]:.2f}–{rounds[2]:.2f})")
+    if ours is not None and ours["alloc_share"] is not None and theirs["alloc_share"] is not None:
+        text += (f"; inside the allocator: {share_text(ours)} of libsta_malloc's CPU samples, "
+                 f"{share_text(theirs)} of {pretty(best_peer)}'s")
+    return text + " (the unchanged-programs table has every allocator's runs)."
+
+
+def share_text(v):
+    """A program row's share of samples in the allocator: '12.3 %' (or '–')."""
+    return "–" if v is None or v["alloc_share"] is None else f"{100 * v['alloc_share']:.1f} %"
+
+
+def method(data):
+    return [
+        "- **unchanged programs** (`bench/programs/run_programs.sh`, issue 16): Debian's lua5.4, "
+        "xmllint, python3, sqlite3 and pigz as whole processes under glibc, mimalloc, jemalloc, "
+        "tcmalloc and libsta_malloc.so (`LD_PRELOAD`), rounds interleaved, output oracle; wall "
+        "time and peak RSS. libsta_malloc.so is the span layout: its targets are judged there."]
+
+
+def render(data):
+    lines = ["## Unchanged programs on libsta_malloc.so (LD_PRELOAD)", ""]
+    if SKIP in data.skips:
+        return lines + skipped_note(data, SKIP)
+    measures_ = {m.id: m for m in measures(data, "spans")}
+    runs = sorted({v["runs"] for v in data.programs.values()})
+    lines += [
+        "From `bench/programs/run_programs.sh` (issue 16; method in [malloc.md](malloc.md), "
+        "\"Measured\"): Debian's own binaries, unchanged, and two small programs of the "
+        "project's that free and grow big buffers (`bench/programs/big_buffers.cpp`, plain "
+        "malloc / realloc / free), each run a whole process under "
+        "glibc (no preload), the peers and libsta_malloc.so through `LD_PRELOAD`; "
+        f"{'/'.join(str(r) for r in runs)} timed runs per program and allocator, one of each "
+        "allocator per round, the order rotated every round; every run's output is "
+        "byte-identical to the glibc run's. Time: wall seconds of the process, the median of "
+        "its runs (min–max beside it); peak RSS: ru_maxrss, the median. *× vs glibc* and *× vs "
+        "the best peer* = their median / libsta_malloc's (above 1: libsta_malloc is faster); "
+        "the best peer is the fastest of glibc, mimalloc, jemalloc and tcmalloc. *Round by "
+        "round*: the best peer's time / libsta_malloc's within each round (the two ran "
+        "moments apart, so a slow spell of the machine hits both): the median over rounds "
+        "and its range, a steadier comparison than two medians on a noisy machine; the "
+        "targets take the medians.", "",
+        f"**Allocator-bound** (from this run): a program whose time on glibc is at least "
+        f"{ALLOC_BOUND:.2f}× the best general-purpose peer's (mimalloc, jemalloc, tcmalloc): "
+        "there the allocator visibly decides the time, and the targets ask ≥ 1.05× the best "
+        "peer and ≥ 1.3× glibc. Below that spread the program spends little of its time in "
+        "malloc, and the target is no loss beyond the noise (≥ 0.97× the best peer). The "
+        "multi-threaded program's target is ≥ 1.0× the best peer, whatever its spread. Peak "
+        "RSS ≤ 1.2× mimalloc's for every program.", ""]
+    spread_rows, verdict = [], []
+    for p in data.program_list:
+        spread = program_spread(data, p)
+        general = best(measures_[f"program/{p}"], "general")
+        bound = allocator_bound(data, p)
+        verdict.append(f"- *{p}*: glibc / {pretty(general.variant) if general.variant else 'n/a'}"
+                       f" = {fx(spread)} → "
+                       f"{'allocator-bound' if bound else 'not allocator-bound'}"
+                       f"{' (multi-threaded)' if p in data.program_threads else ''}")
+        t = measures_[f"program/{p}"]
+        every = best(t, "all")
+        glibc = best(t, "glibc")
+        rss = best(measures_[f"program_rss/{p}"], "mimalloc")
+        ours = data.programs.get((STA_MALLOC_ROW, p))
+        noise = [v["max"] / v["min"] - 1 for (a, p_), v in data.programs.items() if p_ == p]
+        rounds = per_round(data, p, every.variant) if every.variant else None
+        spread_rows.append([
+            p, f"{ours['seconds']:.3f} ({ours['min']:.3f}–{ours['max']:.3f})" if ours else "n/a",
+            fx(glibc.speedup),
+            f"{fx(every.speedup)} ({pretty(every.variant)})" if every.variant else "n/a",
+            f"{fx(rounds[0])} ({rounds[1]:.2f}–{rounds[2]:.2f})" if rounds else "n/a",
+            fx(spread), "yes" if bound else "no",
+            f"{100 * statistics.median(noise):.0f}%" if noise else "n/a",
+            fmt(ours["maxrss_kib"] / 1024, 1) if ours else "n/a",
+            f"{fx(rss.share)}" if rss.variant else "n/a"])
+    lines += verdict + ["", md_table(
+        ["program", "libsta_malloc s (min–max)", "× vs glibc", "× vs the best peer",
+         "the same, round by round (median, min–max)", "glibc / best general peer",
+         "allocator-bound", "runs' spread (median max/min − 1)", "peak RSS MiB",
+         "RSS / mimalloc"], spread_rows), "",
+        "### Every allocator (wall seconds: median, min–max; CPU seconds; peak RSS)", "",
+        "CPU seconds (user + system, every thread; the median) count no time spent waiting "
+        "for a core, so they move less than wall time when another process runs.", ""]
+    allocs = ["malloc", "mimalloc", "jemalloc", "tcmalloc", STA_MALLOC_ROW]
+    rows = []
+    for p in data.program_list:
+        for a in allocs:
+            v = data.programs.get((a, p))
+            if v is None:
+                continue
+            g = data.programs.get(("malloc", p))
+            rows.append([p, pretty(a), f"{v['seconds']:.3f}", f"{v['min']:.3f}–{v['max']:.3f}",
+                         int(v["runs"]), fx(ratio(g["seconds"], v["seconds"]) if g else None),
+                         f"{v['cpu_seconds']:.3f}", fmt(v["maxrss_kib"] / 1024, 1)])
+    return lines + [md_table(["program", "allocator", "median s", "min–max s", "runs",
+                              "× vs glibc", "CPU s", "peak RSS MiB"], rows), ""] + \
+        render_shares(data, allocs)
+
+
+def render_shares(data, allocs):
+    """The share of CPU samples inside the allocator, per program and allocator."""
+    lines = ["### Share of CPU samples inside the allocator (perf)", ""]
+    if not any(v["alloc_share"] is not None for v in data.programs.values()):
+        return lines + ["Not measured in this run (`PERF_RUNS=0`, or `perf record` was not "
+                        "permitted: see the report's log).", ""]
+    sampled = sorted({len(v["alloc_shares"]) for v in data.programs.values()
+                      if v["alloc_shares"]})
+    lines += [
+        f"{'/'.join(str(n) for n in sampled)} runs per program and allocator under `perf record "
+        "-e cpu-clock -F 4999` (one of each allocator per round, after the timed rounds): the "
+        "samples inside the allocator — any function of the peer's library or of "
+        "libsta_malloc, glibc's malloc functions in libc.so — over all the run's samples, the "
+        "median of the runs (their range beside it). One run measures this far more steadily "
+        "than its time: it is the allocator's own cost, without the locality it gives the "
+        "program (that is in the times above). *Lowest peer* = the smallest share among "
+        "glibc, mimalloc, jemalloc and tcmalloc; *sta / lowest* below 1: libsta_malloc spends "
+        "less of the program's time in the allocator.", ""]
+    rows = []
+    for p in data.program_list:
+        cells, peer_shares = [p], []
+        for a in allocs:
+            v = data.programs.get((a, p))
+            if v is None or v["alloc_share"] is None:
+                cells.append("–")
+                continue
+            cells.append(f"{share_text(v)} ({100 * min(v['alloc_shares']):.1f}–"
+                         f"{100 * max(v['alloc_shares']):.1f})")
+            if a != STA_MALLOC_ROW:
+                peer_shares.append((v["alloc_share"], a))
+        ours = data.programs.get((STA_MALLOC_ROW, p))
+        if ours is not None and ours["alloc_share"] is not None and peer_shares:
+            low, low_alloc = min(peer_shares)
+            cells.append(f"{ratio(ours['alloc_share'], low):.2f} ({pretty(low_alloc)})"
+                         if low > 0 else "–")
+        else:
+            cells.append("–")
+        rows.append(cells)
+    return lines + [md_table(["program"] + [pretty(a) for a in allocs] +
+                             ["sta / lowest peer"], rows), ""]
