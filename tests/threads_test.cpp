@@ -15,6 +15,7 @@
 
 #include "sta/containers.hpp"
 #include "sta/detail/c_api/span_heap.hpp"
+#include "sta/detail/os/windows.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -671,6 +672,44 @@ TYPED_TEST(PerThread, AThreadLocalContainerFreesAtExit) {
     expect_all_back(r);
     EXPECT_EQ(pool::thread_pools().pools_made, 1u);
 }
+
+#if defined(_WIN32)
+// Guards thread exit on a thread that Windows made (CreateThread), not std::thread
+// (pthread_create under mingw-w64): its pool too is parked, after its thread_local
+// destructors, and adopted by the next thread (os/thread_exit.hpp).
+TYPED_TEST(PerThread, ACreateThreadThreadIsParkedAfterItsThreadLocals) {
+    FRESH_POOL;
+    using ints = std::vector<int, sta::allocator_adapter<int, pool>>;
+    struct numbers_at_exit {
+        ints numbers;
+        sta::detail::pool_state* state = nullptr;
+        bool* parked_first = nullptr;
+        ~numbers_at_exit() {
+            if (parked_first != nullptr)
+                *parked_first = state->parked.load();
+        }
+    };
+    bool parked_first = true;
+    const HANDLE thread = ::CreateThread(
+        nullptr, 0,
+        [](void* flag) -> DWORD {
+            thread_local numbers_at_exit at_exit;
+            for (int i = 0; i < 100000; ++i)
+                at_exit.numbers.push_back(i);
+            at_exit.state = own_state<pool>();
+            at_exit.parked_first = static_cast<bool*>(flag);
+            return 0;
+        },
+        &parked_first, 0, nullptr);
+    ASSERT_NE(thread, nullptr);
+    ::WaitForSingleObject(thread, INFINITE);
+    ::CloseHandle(thread);
+    EXPECT_FALSE(parked_first) << "the pool was parked before the thread_local destructor ran";
+    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
+    expect_all_back(report_on_a_new_thread<pool>());
+    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
+}
+#endif
 
 // Guards "a thread that has not allocated has no pool": freeing another thread's
 // blocks, of every tier, makes none.
