@@ -39,7 +39,7 @@ namespace sta::detail {
 
 template <class Engine>
 struct span_core {
-    static span_state& s() noexcept { return Engine::state(); }
+    STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
 
     // ---- the fast path's fields ----------------------------------------------------
     STA_FORCE_INLINE static free_block*& head(std::uint32_t slot) noexcept {
