@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -121,13 +122,22 @@ inline void run(std::vector<row>& rows, long iterations, int repetitions) {
         }
 }
 
-/// Every row's once() a first time (not kept), then `repetitions` times, rows interleaved.
+/// Every row's once() a first time (not kept), then `repetitions` times, rows interleaved
+/// in an order shuffled anew for every repetition (the same orders in every run): a row
+/// does not always follow the same neighbour (what one leaves behind, mapped pages or a
+/// warm cache, another would find).
 inline void run(std::vector<measured_row>& rows, int repetitions) {
     for (auto& r : rows)
         (void)r.once();
-    for (int rep = 0; rep < repetitions; ++rep)
-        for (auto& r : rows)
-            r.values.push_back(r.once());
+    std::vector<std::size_t> order(rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::mt19937 shuffle(12345);
+    for (int rep = 0; rep < repetitions; ++rep) {
+        std::shuffle(order.begin(), order.end(), shuffle);
+        for (std::size_t i : order)
+            rows[i].values.push_back(rows[i].once());
+    }
 }
 
 /// The JSON lines of `rows` (those with an allocator), measured as `measure`.
