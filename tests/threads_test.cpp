@@ -709,6 +709,45 @@ TYPED_TEST(PerThread, ACreateThreadThreadIsParkedAfterItsThreadLocals) {
     expect_all_back(report_on_a_new_thread<pool>());
     EXPECT_EQ(pool::thread_pools().pools_made, 1u);
 }
+
+// Guards the thread slot of a family whose TLS index is 64 or more (mingw-w64 g++ reads it
+// from TEB.TlsExpansionSlots, os/thread_slot.hpp): each thread keeps finding its own pool,
+// and a thread's pool is parked at its end and adopted.
+TYPED_TEST(PerThread, ASlotPastTheSixtyFourDirectOnesKeepsItsPool) {
+    FRESH_POOL;
+    std::vector<DWORD> taken; // the free indices below 64, and the first one past them
+    for (DWORD i = 0; i < 64;) {
+        i = ::TlsAlloc();
+        ASSERT_NE(i, TLS_OUT_OF_INDEXES);
+        taken.push_back(i);
+    }
+    ::TlsFree(taken.back()); // the family's slot takes it
+    taken.pop_back();
+    sta::detail::pool_state* const mine = own_state<pool>();
+    std::vector<void*> blocks;
+    for (int i = 0; i < 1000; ++i)
+        blocks.push_back(pool::alloc(48));
+    EXPECT_EQ(own_state<pool>(), mine);
+    sta::detail::pool_state* theirs = nullptr;
+    bool same = true;
+    std::thread([&] {
+        theirs = own_state<pool>();
+        for (int i = 0; i < 1000; ++i) {
+            pool::free(pool::alloc(48), 48);
+            same = same && own_state<pool>() == theirs;
+        }
+    }).join();
+    EXPECT_TRUE(same);
+    EXPECT_NE(theirs, mine);
+    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
+    for (void* p : blocks)
+        pool::free(p, 48);
+    expect_all_back(report_after_taking_back<pool>());
+    expect_all_back(report_on_a_new_thread<pool>());
+    EXPECT_EQ(pool::thread_pools().pools_made, 2u);
+    for (DWORD i : taken)
+        ::TlsFree(i);
+}
 #endif
 
 // Guards "a thread that has not allocated has no pool": freeing another thread's

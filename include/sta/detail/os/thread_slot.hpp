@@ -20,9 +20,11 @@
 //     thread's TEB, gs:[0x1480 + 8 * index] (TEB.TlsSlots): one gs-relative load.
 //     The slot holds p - Empty, so a slot never written, which the OS gives every
 //     thread as 0, reads as Empty. The index is allocated by the first set(); until
-//     then the slot's TEB offset is 0 and get() returns Empty (one branch, predicted).
-//     An index of 64 or more (the process took the 64 direct ones first), and any other
-//     processor, reads through TlsGetValue.
+//     then the slot's TEB offset is 0 and get() reads Empty (one branch, predicted; on
+//     its other side the TEB is read by the index, without a call). An index of 64 or
+//     more (the process took the 64 direct ones first) is read from
+//     TEB.TlsExpansionSlots, as TlsGetValue reads it. Another processor than x86-64
+//     calls TlsGetValue.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -66,13 +68,16 @@ struct thread_slot_value {
     STA_FORCE_INLINE static T* get() noexcept {
 #if defined(__x86_64__)
         const std::uintptr_t at = teb_offset_.load(std::memory_order_relaxed);
+        std::uintptr_t v;
         if (at != 0) [[likely]] {
-            std::uintptr_t v;
             __asm__("movq %%gs:(%1), %0" : "=r"(v) : "r"(at), "m"(order_));
-            return decode(v);
+        } else {
+            v = value_by_index();
         }
-#endif
+        return decode(v);
+#else
         return get_by_call();
+#endif
     }
 
     static bool set(T* p) noexcept {
@@ -104,7 +109,31 @@ struct thread_slot_value {
         return reinterpret_cast<T*>(v + empty());
     }
 
-    /// Before the first set() of the process, and for an index the TEB read cannot reach.
+#if defined(__x86_64__)
+    /// The slot's value where teb_offset_ does not lead (yet): 0 before the index exists;
+    /// for an index below 64 whose offset this thread does not see yet, TEB.TlsSlots; for
+    /// one of 64 or more, TEB.TlsExpansionSlots (gs:[0x1780]), the array TlsSetValue makes
+    /// for a thread on its first store there (null before: 0). As TlsGetValue reads them,
+    /// without the call, so the fast path around get() needs no frame.
+    STA_FORCE_INLINE static std::uintptr_t value_by_index() noexcept {
+        const DWORD index = index_.load(std::memory_order_acquire);
+        std::uintptr_t v = 0;
+        if (index == no_index)
+            return v;
+        if (index < teb_direct_slots) {
+            __asm__("movq %%gs:(%1), %0"
+                    : "=r"(v)
+                    : "r"(teb_tls_slots + 8 * std::uintptr_t{index}), "m"(order_));
+            return v;
+        }
+        std::uintptr_t expansion;
+        __asm__("movq %%gs:0x1780, %0" : "=r"(expansion) : "m"(order_));
+        if (expansion != 0)
+            v = reinterpret_cast<const std::uintptr_t*>(expansion)[index - teb_direct_slots];
+        return v;
+    }
+#else
+    /// Before the first set() of the process: Empty; then TlsGetValue.
     STA_NOINLINE static T* get_by_call() noexcept {
         const DWORD index = index_.load(std::memory_order_acquire);
         if (index == no_index)
@@ -114,6 +143,7 @@ struct thread_slot_value {
         ::SetLastError(error);
         return decode(reinterpret_cast<std::uintptr_t>(v));
     }
+#endif
 
     /// The slot's index, allocated once for the process by whichever thread comes first
     /// (the OS zeroes the new slot in every thread).
