@@ -1,6 +1,6 @@
 // Self-timing for the Windows benchmarks (Google Benchmark is not built for mingw):
 // QueryPerformanceCounter around N calls of each row, R repetitions with the rows
-// interleaved in each, the median per row. Windows only.
+// interleaved in each (in a shuffled order), the median per row. Windows only.
 //
 // With the argument `jsonl` a program prints, instead of its Markdown, one JSON result
 // line (bench/result_line.hpp) per row and repetition for scripts/report.sh:
@@ -107,14 +107,35 @@ inline double highest(const std::vector<double>& v) {
     return *std::max_element(v.begin(), v.end());
 }
 
+/// The order of the rows in each repetition: shuffled anew every time (the same orders in
+/// every run), so that no row always follows the same neighbour (what one leaves behind,
+/// mapped pages, a warm cache or a busy heap, another would find).
+class row_order {
+  public:
+    explicit row_order(std::size_t rows) : order_(rows) {
+        for (std::size_t i = 0; i < rows; ++i)
+            order_[i] = i;
+    }
+    const std::vector<std::size_t>& next() {
+        std::shuffle(order_.begin(), order_.end(), random_);
+        return order_;
+    }
+
+  private:
+    std::vector<std::size_t> order_;
+    std::mt19937 random_{12345};
+};
+
 /// Warm every row up (1,000 calls), then time `iterations` calls of each, `repetitions`
-/// times, rows interleaved. Fills each row's ns.
+/// times, rows interleaved (row_order). Fills each row's ns.
 inline void run(std::vector<row>& rows, long iterations, int repetitions) {
     for (auto& r : rows)
         for (int i = 0; i < 1000; ++i)
             r.fn();
+    row_order order(rows.size());
     for (int rep = 0; rep < repetitions; ++rep)
-        for (auto& r : rows) {
+        for (std::size_t k : order.next()) {
+            row& r = rows[k];
             const double t0 = now_ns();
             for (long i = 0; i < iterations; ++i)
                 r.fn();
@@ -123,21 +144,14 @@ inline void run(std::vector<row>& rows, long iterations, int repetitions) {
 }
 
 /// Every row's once() a first time (not kept), then `repetitions` times, rows interleaved
-/// in an order shuffled anew for every repetition (the same orders in every run): a row
-/// does not always follow the same neighbour (what one leaves behind, mapped pages or a
-/// warm cache, another would find).
+/// (row_order).
 inline void run(std::vector<measured_row>& rows, int repetitions) {
     for (auto& r : rows)
         (void)r.once();
-    std::vector<std::size_t> order(rows.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    std::mt19937 shuffle(12345);
-    for (int rep = 0; rep < repetitions; ++rep) {
-        std::shuffle(order.begin(), order.end(), shuffle);
-        for (std::size_t i : order)
-            rows[i].values.push_back(rows[i].once());
-    }
+    row_order order(rows.size());
+    for (int rep = 0; rep < repetitions; ++rep)
+        for (std::size_t k : order.next())
+            rows[k].values.push_back(rows[k].once());
 }
 
 /// The JSON lines of `rows` (those with an allocator), measured as `measure`.

@@ -387,7 +387,7 @@ else
     rm -f "$out/wine.md" "$out/com.md" "$out/wine.jsonl"
     on_wine "$out/wine.md" windows-bench/tests/tiers_benchmark 1 5
     on_wine "$out/com.md" windows-bench/tests/com_benchmark 20000 7
-    wine_rounds=3
+    wine_rounds=5
     paths_reps=7
     if ((quick)); then wine_rounds=1; paths_reps=3; fi
     say "under wine: the per-thread pool against the seed's mode, get paths, scenarios and" \
