@@ -245,9 +245,11 @@ TYPED_TEST(SpanLayout, ASegmentAboveTheSegmentMapIsRefused) {
     pool::free(p, 32);
 }
 
-// Guards the statistics of spans: classes, clean spans and bytes agree with the test.
+// Guards the statistics of spans: classes, clean and purged spans and bytes agree with
+// the test. Without prefaulting, a new segment's spans are purged until taken (S11).
 TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     FRESH_POOL;
+    pool::set_prefault(false);  // whatever the build's default (STA_POOL_PREFAULT)
     void* a = pool::alloc(100); // 128 B class
     void* b = pool::alloc(100);
     void* c = pool::alloc(5); // 8 B class
@@ -256,7 +258,8 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     EXPECT_EQ(s.mappings, 1u);
     EXPECT_EQ(s.mapping_bytes, sta::detail::segment_bytes);
     EXPECT_EQ(s.spans_in_use, 2u);
-    EXPECT_EQ(s.spans_clean, sta::detail::spans_per_segment - 2);
+    EXPECT_EQ(s.spans_clean, 0u);
+    EXPECT_EQ(s.spans_purged, sta::detail::spans_per_segment - 2);
     EXPECT_EQ(s.bytes_in_use, 128u + 8u);
     EXPECT_EQ(s.bytes_in_use + s.bytes_free, s.bytes_reserved);
     EXPECT_EQ(s.classes[4].free_blocks, span_of(b)->capacity - 1u);
