@@ -13,7 +13,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Static runtime (libstdc++, libgcc, winpthread): the .exe files run under wine
 # without a DLL search path.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
+# wine_run.sh makes the wine prefix once before the first program runs.
 find_program(STA_WINE wine)
 if(STA_WINE)
-    set(CMAKE_CROSSCOMPILING_EMULATOR ${STA_WINE})
+    set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/wine_run.sh)
 endif()
