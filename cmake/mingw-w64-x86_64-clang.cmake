@@ -25,13 +25,17 @@ set(CMAKE_CXX_FLAGS_INIT
     "-isystem ${sta_mingw_gcc_dir}/include/c++ -isystem ${sta_mingw_gcc_dir}/include/c++/x86_64-w64-mingw32 -D__GXX_MERGED_TYPEINFO_NAMES=0 -D__GXX_TYPEINFO_EQUALITY_INLINE=0")
 # Static runtime, as the g++ build: the .exe files run under wine without a DLL search
 # path. -pthread puts winpthreads in the driver's group of libraries, after libstdc++.
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -pthread -L${sta_mingw_gcc_dir}")
+# lld, as llvm-mingw links: GNU ld warns "duplicate section ... has different size" for
+# every type name string that clang emits at its length and g++'s libstdc++ padded to 16
+# bytes (a same-size COMDAT); either copy is the same string.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=lld -static -pthread -L${sta_mingw_gcc_dir}")
 set(CMAKE_FIND_ROOT_PATH /usr/x86_64-w64-mingw32)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# wine_run.sh makes the wine prefix once before the first program runs.
 find_program(STA_WINE wine)
 if(STA_WINE)
-    set(CMAKE_CROSSCOMPILING_EMULATOR ${STA_WINE})
+    set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/wine_run.sh)
 endif()
