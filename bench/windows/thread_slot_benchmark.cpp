@@ -15,8 +15,8 @@
 //                             TEB, gs:[0x1480 + 8 * index]: one gs-relative load after
 //                             the index's (x86-64)
 //   sta thread_slot           what the per-thread pool reads (os/thread_slot.hpp): with
-//                             g++ an entry of the module's own TLS block, reached as
-//                             native TLS is; elsewhere the compiler's thread_local
+//                             g++ a TlsAlloc index of its own read from the TEB, as
+//                             the row above; elsewhere the compiler's thread_local
 #include "../self_timed.hpp"
 
 #include <sta/detail/os/thread_slot.hpp>

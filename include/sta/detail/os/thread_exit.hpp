@@ -1,7 +1,9 @@
 // sta-pool: run code when a thread ends — what a per-thread pool uses to park its state
-// (home/per_thread.hpp, through os/thread_slot.hpp). The rule on every OS: it runs after
-// the thread's C++ thread_local destructors, so a thread_local container that frees in
-// its destructor still finds the thread's pool.
+// (home/per_thread.hpp, through os/thread_slot.hpp). The rule: it runs after the
+// thread's C++ thread_local destructors, so a thread_local container that frees in its
+// destructor still finds the thread's pool. Tested on Linux and on mingw-w64 (under
+// wine); with MSVC and clang-cl, not run here, the FLS callback may run before the
+// runtime's thread_local destructors (docs/windows.md).
 //
 // Two shapes, one per OS family (STA_THREAD_EXIT_EVERY_THREAD says which):
 //
