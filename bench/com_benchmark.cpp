@@ -14,13 +14,12 @@
 #include <cstdlib>
 #include <vector>
 
-namespace {
-
+// The interface has external linkage: in an anonymous namespace, __CRT_UUID_DECL's
+// __mingw_uuidof<IAdder*> would be an unused function of its own (clang warns).
 MIDL_INTERFACE("3d0f6a52-8b3e-4c1a-a6a0-6e2b7c9d1e01")
 IAdder : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE Add(int a, int b, int* sum) = 0;
 };
-} // namespace
 #ifdef __CRT_UUID_DECL
 __CRT_UUID_DECL(IAdder, 0x3d0f6a52, 0x8b3e, 0x4c1a, 0xa6, 0xa0, 0x6e, 0x2b, 0x7c, 0x9d, 0x1e, 0x01)
 #endif

@@ -5,9 +5,11 @@
 // what remains above it is the cost of boxing. Each call is the method's virtual call
 // through an interface pointer the compiler cannot see through, the method's virtual
 // get_Value, and, for the boxes made per call, their creation and last Release.
-// Self-timed (self_timed.hpp); prints a Markdown table and the ratios.
+// Self-timed (self_timed.hpp); prints a Markdown table and the ratios, or with `jsonl`
+// the JSON result lines of every row and repetition (scripts/report.sh: measures
+// box/bool and box/int32).
 //
-//   com_box_benchmark [iterations=1000000] [repetitions=15]
+//   com_box_benchmark [iterations=1000000] [repetitions=15] [jsonl]
 #include "com_box_peer.hpp"
 #include "self_timed.hpp"
 #include "sta/com_box.hpp"
@@ -89,8 +91,8 @@ void bool_static_box() {
 void bool_pool_box() {
     toggle_interface->put_IsChecked(sta::com::make_box(next_bool()).get());
 }
-/// The same pool box from a seed-mode pool (threads::one_owner): no thread_local on the
-/// way. mingw-w64's g++ reaches a thread_local through emutls, a call per access.
+/// The same pool box from a seed-mode pool (threads::one_owner): a constant address on
+/// the way where sta::memory_pool reads its thread's slot (os/thread_slot.hpp).
 using seed_pool = sta::basic_memory_pool<sta::dispatch::default_policy, void,
                                          sta::layout::default_layout, sta::threads::one_owner>;
 void bool_seed_pool_box() {
@@ -131,16 +133,19 @@ int main(int argc, char** argv) {
     const auto [iterations, repetitions] =
         self_timed::parse_arguments(argc, argv, "com_box_benchmark", 1000000);
     std::vector<self_timed::row> bools = {
-        {"a pointer the caller holds (no boxing)", &bool_existing_pointer, {}},
-        {"**`sta::com::box(bool)`**: a static box", &bool_static_box, {}},
-        {"`sta::com::make_box(bool)`: a pool box", &bool_pool_box, {}},
-        {"heap box, interlocked count (`box_value`)", &bool_heap_box, {}},
-        {"`make_box<bool, seed-mode pool>`: no TLS", &bool_seed_pool_box, {}},
+        {"a pointer the caller holds (no boxing)", &bool_existing_pointer, {}, "pointer"},
+        {"**`sta::com::box(bool)`**: a static box", &bool_static_box, {}, "static-box"},
+        {"`sta::com::make_box(bool)`: a pool box", &bool_pool_box, {}, "sta-spans"},
+        {"heap box, interlocked count (`box_value`)", &bool_heap_box, {}, "heap-box"},
+        {"`make_box<bool, seed-mode pool>`: no thread slot",
+         &bool_seed_pool_box,
+         {},
+         "sta-spans-seed"},
     };
     std::vector<self_timed::row> ints = {
-        {"a pointer the caller holds (no boxing)", &int_existing_pointer, {}},
-        {"**`sta::com::box(int32_t)`**: a pool box", &int_pool_box, {}},
-        {"heap box, interlocked count (`box_value`)", &int_heap_box, {}},
+        {"a pointer the caller holds (no boxing)", &int_existing_pointer, {}, "pointer"},
+        {"**`sta::com::box(int32_t)`**: a pool box", &int_pool_box, {}, "sta-spans"},
+        {"heap box, interlocked count (`box_value`)", &int_heap_box, {}, "heap-box"},
     };
     self_timed::run(bools, iterations, repetitions);
     self_timed::run(ints, iterations, repetitions);
@@ -156,19 +161,27 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    std::printf("com_box_benchmark: %ld calls x %d repetitions, median ns per call of a "
-                "COM method that reads the boxed value\n\n",
-                iterations, repetitions);
-    print_table("`IReference<bool>*` argument", bools);
-    print_table("`IReference<int32_t>*` argument", ints);
-    const auto m = [](const std::vector<self_timed::row>& rows, std::size_t i) {
-        return self_timed::median(rows[i].ns);
-    };
-    std::printf("static bool box / pointer = %.2fx (target: <= 1.05, no more than a pointer)\n",
-                m(bools, 1) / m(bools, 0));
-    std::printf("heap bool box / static bool box = %.2fx\n", m(bools, 3) / m(bools, 1));
-    std::printf("heap bool box / pool bool box = %.2fx (target: > 1)\n", m(bools, 3) / m(bools, 2));
-    std::printf("heap int32 box / pool int32 box = %.2fx (target: > 1)\n", m(ints, 2) / m(ints, 1));
+    if (self_timed::jsonl(argc, argv)) {
+        self_timed::print_lines(bools, "box/bool");
+        self_timed::print_lines(ints, "box/int32");
+    } else {
+        std::printf("com_box_benchmark: %ld calls x %d repetitions, median ns per call of a "
+                    "COM method that reads the boxed value\n\n",
+                    iterations, repetitions);
+        print_table("`IReference<bool>*` argument", bools);
+        print_table("`IReference<int32_t>*` argument", ints);
+        const auto m = [](const std::vector<self_timed::row>& rows, std::size_t i) {
+            return self_timed::median(rows[i].ns);
+        };
+        std::printf("static bool box / pointer = %.2fx (target: <= 1.05, no more than a "
+                    "pointer)\n",
+                    m(bools, 1) / m(bools, 0));
+        std::printf("heap bool box / static bool box = %.2fx\n", m(bools, 3) / m(bools, 1));
+        std::printf("heap bool box / pool bool box = %.2fx (target: > 1)\n",
+                    m(bools, 3) / m(bools, 2));
+        std::printf("heap int32 box / pool int32 box = %.2fx (target: > 1)\n",
+                    m(ints, 2) / m(ints, 1));
+    }
 
     for (reference<bool>* b : existing_bool)
         b->Release();

@@ -40,6 +40,8 @@
 #include <foonathan/memory/memory_stack.hpp>
 #endif
 
+#include "escape.hpp"
+
 #include <cstddef>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -49,17 +51,6 @@
 #include <new>
 
 namespace bench {
-
-/// Make an object reachable from code the compiler cannot see, once: every compiler
-/// barrier after this (benchmark::ClobberMemory, an empty asm with a "memory" clobber)
-/// may read and write it, so a peer's free-list head is stored and reloaded around each
-/// call, as the pool's (a global) is. The measurements call it on each peer before its
-/// loops; it emits no instruction.
-template <class T>
-inline void escape(T& object) noexcept {
-    T* address = &object;
-    __asm__ __volatile__("" : : "r"(address) : "memory");
-}
 
 /// glibc malloc — or jemalloc / tcmalloc / mimalloc when the process runs under LD_PRELOAD.
 struct malloc_peer {

@@ -1,7 +1,8 @@
 // sta-pool benchmarks: the workloads more than one program runs — the nested-container
 // tree of scenario_benchmark (waves_benchmark repeats it in waves) and the GUI scene
 // (bench/gui_scene.hpp), each over any std allocator (a row's std_allocator,
-// bench/harness.hpp).
+// bench/harness.hpp). The standard library only: the Windows benchmarks run them too
+// (bench/windows/paths_benchmark.cpp).
 //
 //   tree  map<string, vector<node>>, each node with a string name, a vector of values
 //         and a map<int, string> of attributes, the allocator at every level: built
@@ -14,10 +15,11 @@
 //         invoked, then discarded.
 #pragma once
 
+#include "escape.hpp"
 #include "gui_scene.hpp"
-#include "peers.hpp"
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>

@@ -10,10 +10,11 @@
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
 # programs and the memory given back after a big free on libsta_malloc.so (LD_PRELOAD)
-# and, cross-built with mingw-w64, the Windows benchmarks under wine — then prints the
-# main Markdown table and writes docs/benchmarks.md and docs/benchmarks.svg. About 30-35
-# minutes on 2 cores with Debian's peers; each extra peer adds 3-12 (rpmalloc's get paths
-# take about 9 minutes here, snmalloc's runs of big_buffers about 12).
+# and, cross-built with mingw-w64 g++ and with clang, the Windows benchmarks under wine —
+# then prints the main Markdown table and writes docs/benchmarks.md and
+# docs/benchmarks.svg. About 35-40 minutes on 2 cores with Debian's peers; each extra peer
+# adds 3-12 (rpmalloc's get paths take about 9 minutes here, snmalloc's runs of
+# big_buffers about 12).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -399,26 +400,53 @@ if ! ROUNDS="$memory_back_rounds" MIB="$memory_back_mib" JSONL="$out/memory_back
     die "the memory given back failed (see $log)"
 fi
 
-# Windows under wine (issue 7): the pool and thread_heap against the Windows heaps.
-if command -v x86_64-w64-mingw32-g++-posix >/dev/null && command -v wine >/dev/null; then
-    say "under wine: the pool and thread_heap against HeapAlloc, HeapCreate and malloc"
-    log="$out/wine.log"
-    cmake -S . -B build/windows-bench --toolchain cmake/mingw-w64-x86_64.cmake \
-        -DCMAKE_BUILD_TYPE=Release -DSTA_POOL_BUILD_EXAMPLES=OFF >"$log" 2>&1 ||
-        die "the mingw-w64 configure failed (see $log)"
-    cmake --build build/windows-bench --target tiers_benchmark com_benchmark com_box_benchmark -j2 \
-        >>"$log" 2>&1 ||
-        die "the mingw-w64 build failed (see $log)"
-    export WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix"
-    wine build/windows-bench/tests/tiers_benchmark.exe 1 5 >"$out/wine.md" 2>>"$log" ||
-        die "tiers_benchmark.exe failed under wine (see $log)"
-    wine build/windows-bench/tests/com_benchmark.exe 20000 7 >"$out/com.md" 2>>"$log" ||
-        die "com_benchmark.exe failed under wine (see $log)"
-    wine build/windows-bench/tests/com_box_benchmark.exe 50000 101 >"$out/box.md" 2>>"$log" ||
-        die "com_box_benchmark.exe failed under wine (see $log)"
-    wine --version >"$out/wine.version"
-else
+# Windows under wine (issues 7, 15, 28): cross-built with mingw-w64 g++ (no native TLS)
+# and with clang (native TLS) against the same headers and libraries.
+if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || ! command -v wine >/dev/null; then
     missing wine "mingw-w64 (x86_64-w64-mingw32-g++-posix) or wine is not installed"
+elif ! command -v clang++ >/dev/null; then
+    missing wine "clang is not installed (the windows-clang build)"
+else
+    say "under wine: Release builds with mingw-w64 g++ and with clang"
+    log="$out/wine.log"
+    # wine_build <folder> <toolchain> <targets...>
+    wine_build() {
+        local folder="$1" toolchain="$2"
+        shift 2
+        cmake -S . -B "build/$folder" --toolchain "$toolchain" -DCMAKE_BUILD_TYPE=Release \
+            -DSTA_POOL_BUILD_EXAMPLES=OFF >>"$log" 2>&1 ||
+            die "the $folder configure failed (see $log)"
+        cmake --build "build/$folder" --target "$@" -j2 >>"$log" 2>&1 ||
+            die "the $folder build failed (see $log)"
+    }
+    wine_build windows-bench cmake/mingw-w64-x86_64.cmake \
+        tiers_benchmark com_benchmark com_box_benchmark paths_benchmark
+    wine_build windows-clang-bench cmake/mingw-w64-x86_64-clang.cmake \
+        com_box_benchmark paths_benchmark
+    export WINEDEBUG=-all WINEPREFIX="$PWD/build/windows-bench/wineprefix"
+    # on_wine <output> <program> <arguments...>: a program of a build folder's tests/
+    on_wine() {
+        local output="$1" program="$2"
+        shift 2
+        wine "build/$program.exe" "$@" >>"$output" 2>>"$log" ||
+            die "$program.exe failed under wine (see $log)"
+    }
+    say "under wine: the tiers against HeapAlloc, HeapCreate and malloc; COM creation (g++)"
+    rm -f "$out/wine.md" "$out/com.md" "$out/wine.jsonl"
+    on_wine "$out/wine.md" windows-bench/tests/tiers_benchmark 1 5
+    on_wine "$out/com.md" windows-bench/tests/com_benchmark 20000 7
+    wine_rounds=5
+    paths_reps=7
+    if ((quick)); then wine_rounds=1; paths_reps=3; fi
+    say "under wine: the per-thread pool against the seed's mode, get paths, scenarios and" \
+        "boxes; g++ and clang in turn, $wine_rounds rounds"
+    for ((round = 1; round <= wine_rounds; round++)); do
+        for folder in windows-bench windows-clang-bench; do
+            on_wine "$out/wine.jsonl" "$folder/tests/paths_benchmark" 1 "$paths_reps" jsonl
+            on_wine "$out/wine.jsonl" "$folder/tests/com_box_benchmark" 50000 101 jsonl
+        done
+    done
+    wine --version >"$out/wine.version"
 fi
 
 say "report: docs/benchmarks.md, docs/benchmarks.svg"

@@ -9,11 +9,13 @@
 #   tsan     clang 14, ThreadSanitizer, checked build; the threaded test programs only
 #            (threads_test and the others that start threads); any report fails
 #   windows  mingw-w64 g++ 12 cross build, checked; every test program runs under wine
+#   windows-clang  the same with clang 14 (native TLS) against the mingw-w64 headers and
+#            libraries and g++'s libstdc++ (cmake/mingw-w64-x86_64-clang.cmake)
 # It stops at the first failing preset; ctest's summary is the closing line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-presets=(dev release asan tsan windows)
+presets=(dev release asan tsan windows windows-clang)
 passed=0
 failed=0
 for preset in "${presets[@]}"; do

@@ -12,10 +12,10 @@
 #include <atomic>
 #include <cstring>
 
-namespace {
-
 // ---- the test class: two custom interfaces and the counters ------------------------
 
+// The interfaces have external linkage: in an anonymous namespace, __CRT_UUID_DECL's
+// __mingw_uuidof<I*> would be an unused function of its own (clang warns).
 MIDL_INTERFACE("6b1f1c1e-3f0c-4a51-9d5e-0c8a2e7d4a01")
 IAdder : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE Add(int a, int b, int* sum) = 0;
@@ -28,7 +28,6 @@ MIDL_INTERFACE("6b1f1c1e-3f0c-4a51-9d5e-0c8a2e7d4a03")
 INotImplemented : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE Nothing() = 0;
 };
-} // namespace
 #ifdef __CRT_UUID_DECL
 __CRT_UUID_DECL(IAdder, 0x6b1f1c1e, 0x3f0c, 0x4a51, 0x9d, 0x5e, 0x0c, 0x8a, 0x2e, 0x7d, 0x4a, 0x01)
 __CRT_UUID_DECL(INamed, 0x6b1f1c1e, 0x3f0c, 0x4a51, 0x9d, 0x5e, 0x0c, 0x8a, 0x2e, 0x7d, 0x4a, 0x02)

@@ -310,11 +310,13 @@ TEST(ComBoxStatic, AnyThreadMayUseThem) {
 
 // ---- a user's immortal object --------------------------------------------------------
 
+} // namespace
+// The interface has external linkage: in an anonymous namespace, __CRT_UUID_DECL's
+// __mingw_uuidof<IGreeter*> would be an unused function of its own (clang warns).
 MIDL_INTERFACE("4f7e3b9a-5d1c-4e2b-8a6f-1c0d9e8b7a01")
 IGreeter : public IUnknown {
     virtual int STDMETHODCALLTYPE Greet() = 0;
 };
-} // namespace
 #ifdef __CRT_UUID_DECL
 __CRT_UUID_DECL(IGreeter, 0x4f7e3b9a, 0x5d1c, 0x4e2b, 0x8a, 0x6f, 0x1c, 0x0d, 0x9e, 0x8b, 0x7a,
                 0x01)

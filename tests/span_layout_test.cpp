@@ -273,6 +273,7 @@ TYPED_TEST(SpanLayout, ASegmentAboveTheSegmentMapIsRefused) {
 // new segment's spans have no page resident yet: purged).
 TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     FRESH_POOL;
+    pool::set_prefault(false);  // whatever the build's default (STA_POOL_PREFAULT)
     void* a = pool::alloc(100); // 128 B class
     void* b = pool::alloc(100);
     void* c = pool::alloc(5); // 8 B class

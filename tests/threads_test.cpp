@@ -15,6 +15,7 @@
 
 #include "sta/containers.hpp"
 #include "sta/detail/c_api/span_heap.hpp"
+#include "sta/detail/os/windows.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +30,26 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#if defined(__MINGW32__) && !defined(__clang__)
+#include <cxxabi.h>
+extern "C" void* __dso_handle;
+namespace {
+/// mingw-w64 g++ (GCC bug 80816): libstdc++ runs thread_local destructors from one
+/// winpthreads key and emulated TLS frees a thread's thread_local storage from another,
+/// and winpthreads runs keys in the order they were made. When the emulated-TLS key is
+/// the older (any thread_local touched before the first destructor is registered makes
+/// it so), a destructor can read freed memory (seen under wine). Registering a
+/// thread-exit destructor before any thread_local is touched makes libstdc++'s key the
+/// older, so AThreadLocalContainerFreesAtExit tests the pool's order, not the
+/// toolchain's.
+int thread_exit_destructors_first_anchor = 0;
+const int thread_exit_destructors_first =
+    (__cxxabiv1::__cxa_thread_atexit([](void*) {}, &thread_exit_destructors_first_anchor,
+                                     &__dso_handle),
+     0);
+} // namespace
+#endif
 
 namespace {
 
@@ -376,6 +397,10 @@ TYPED_TEST(PerThread, AnAdoptedPoolKeepsItsClassLists) {
 
 // Guards reuse across short-lived threads: a thousand threads one after another, each
 // freeing what the previous one left, share one pool and a bounded amount of memory.
+// Nothing is purged (purge_never, set by the first thread for its pool, which the others
+// adopt): a segment given back after the delay and mapped again would count twice in
+// segments_mapped, and how many delays pass depends on the clock (under wine the thousand
+// threads take seconds). Purging is span_life_test's.
 TYPED_TEST(PerThread, ThousandThreadsInSequenceShareOnePool) {
     FRESH_POOL;
     constexpr std::size_t sizes[] = {8, 24, 100, 1000, 4096, 20000, 32768, 40000};
@@ -383,6 +408,8 @@ TYPED_TEST(PerThread, ThousandThreadsInSequenceShareOnePool) {
     std::size_t damaged = 0;
     for (std::size_t t = 0; t < 1000; ++t)
         std::thread([&, t] {
+            if (t == 0)
+                pool::set_purge_delay(pool::purge_never); // makes the thread's pool
             for (const sent_block& b : left) {
                 damaged += intact(b.p, std::min<std::size_t>(b.bytes, 64), b.index) ? 0 : 1;
                 pool::free(b.p, b.bytes);
@@ -411,7 +438,8 @@ TYPED_TEST(PerThread, ThousandThreadsInSequenceShareOnePool) {
 
 // Guards reuse with remote frees: a thousand threads two at a time, each pair freeing
 // each other's blocks, share two pools and a bounded amount of memory; both pools end
-// with every block back.
+// with every block back. Nothing is purged, as in ThousandThreadsInSequenceShareOnePool
+// (the first pair's threads set it for their pools).
 TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
     FRESH_POOL;
     constexpr std::size_t sizes[] = {8, 24, 100, 1000, 4096, 20000, 32768, 40000};
@@ -420,6 +448,8 @@ TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
         std::vector<sent_block> made[2];
         count_latch sync(2);
         auto body = [&](int me) {
+            if (pair == 0)
+                pool::set_purge_delay(pool::purge_never); // makes the thread's pool
             for (std::size_t bytes : sizes)
                 for (std::size_t i = 0; i < 2; ++i) {
                     void* p = pool::alloc(bytes);
@@ -622,29 +652,112 @@ TYPED_TEST(PerThread, HeapBlocksFreedElsewhereAreReusedByTheirOwner) {
 }
 
 // Guards thread exit order: a thread_local container frees into its own pool before
-// that pool is parked (key destructors run after thread_local destructors).
+// that pool is parked (the exit hook runs after thread_local destructors:
+// os/thread_exit.hpp).
 TYPED_TEST(PerThread, AThreadLocalContainerFreesAtExit) {
-#if defined(__MINGW32__)
-    GTEST_SKIP() << "mingw-w64's emulated TLS can release a thread_local's storage before its "
-                    "destructor runs (the vector's capacity then reads as garbage): a toolchain "
-                    "fault, seen under wine, that no allocator can work around";
-#endif
     FRESH_POOL;
     using ints = std::vector<int, sta::allocator_adapter<int, pool>>;
-    sta::detail::pool_state* parked = nullptr;
-    std::thread([&parked] {
-        thread_local ints numbers;
+    /// Its destructor notes whether the thread's pool was parked already; then its
+    /// member frees.
+    struct numbers_at_exit {
+        ints numbers;
+        sta::detail::pool_state* state = nullptr;
+        bool* parked_first = nullptr;
+        ~numbers_at_exit() {
+            if (parked_first != nullptr)
+                *parked_first = state->parked.load();
+        }
+    };
+    bool parked_first = true;
+    std::thread([&parked_first] {
+        thread_local numbers_at_exit at_exit;
         for (int i = 0; i < 100000; ++i)
-            numbers.push_back(i);
-        parked = own_state<pool>();
+            at_exit.numbers.push_back(i);
+        at_exit.state = own_state<pool>();
+        at_exit.parked_first = &parked_first;
     }).join();
-#if defined(__GLIBC__) // a free after parking would have gone to the inbox
-    EXPECT_EQ(parked->inbox.head.load(), nullptr) << "the container freed after parking";
-#endif
+    EXPECT_FALSE(parked_first) << "the pool was parked before the thread_local destructor ran";
     const pool_report r = report_on_a_new_thread<pool>();
     expect_all_back(r);
     EXPECT_EQ(pool::thread_pools().pools_made, 1u);
 }
+
+#if defined(_WIN32)
+// Guards thread exit on a thread that Windows made (CreateThread), not std::thread
+// (pthread_create under mingw-w64): its pool too is parked, after its thread_local
+// destructors, and adopted by the next thread (os/thread_exit.hpp).
+TYPED_TEST(PerThread, ACreateThreadThreadIsParkedAfterItsThreadLocals) {
+    FRESH_POOL;
+    using ints = std::vector<int, sta::allocator_adapter<int, pool>>;
+    struct numbers_at_exit {
+        ints numbers;
+        sta::detail::pool_state* state = nullptr;
+        bool* parked_first = nullptr;
+        ~numbers_at_exit() {
+            if (parked_first != nullptr)
+                *parked_first = state->parked.load();
+        }
+    };
+    bool parked_first = true;
+    const HANDLE thread = ::CreateThread(
+        nullptr, 0,
+        [](void* flag) -> DWORD {
+            thread_local numbers_at_exit at_exit;
+            for (int i = 0; i < 100000; ++i)
+                at_exit.numbers.push_back(i);
+            at_exit.state = own_state<pool>();
+            at_exit.parked_first = static_cast<bool*>(flag);
+            return 0;
+        },
+        &parked_first, 0, nullptr);
+    ASSERT_NE(thread, nullptr);
+    ::WaitForSingleObject(thread, INFINITE);
+    ::CloseHandle(thread);
+    EXPECT_FALSE(parked_first) << "the pool was parked before the thread_local destructor ran";
+    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
+    expect_all_back(report_on_a_new_thread<pool>());
+    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
+}
+
+// Guards the thread slot of a family whose TLS index is 64 or more (mingw-w64 g++ reads it
+// from TEB.TlsExpansionSlots, os/thread_slot.hpp): each thread keeps finding its own pool,
+// and a thread's pool is parked at its end and adopted.
+TYPED_TEST(PerThread, ASlotPastTheSixtyFourDirectOnesKeepsItsPool) {
+    FRESH_POOL;
+    std::vector<DWORD> taken; // the free indices below 64, and the first one past them
+    for (DWORD i = 0; i < 64;) {
+        i = ::TlsAlloc();
+        ASSERT_NE(i, TLS_OUT_OF_INDEXES);
+        taken.push_back(i);
+    }
+    ::TlsFree(taken.back()); // the family's slot takes it
+    taken.pop_back();
+    sta::detail::pool_state* const mine = own_state<pool>();
+    std::vector<void*> blocks;
+    for (int i = 0; i < 1000; ++i)
+        blocks.push_back(pool::alloc(48));
+    EXPECT_EQ(own_state<pool>(), mine);
+    sta::detail::pool_state* theirs = nullptr;
+    bool same = true;
+    std::thread([&] {
+        theirs = own_state<pool>();
+        for (int i = 0; i < 1000; ++i) {
+            pool::free(pool::alloc(48), 48);
+            same = same && own_state<pool>() == theirs;
+        }
+    }).join();
+    EXPECT_TRUE(same);
+    EXPECT_NE(theirs, mine);
+    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
+    for (void* p : blocks)
+        pool::free(p, 48);
+    expect_all_back(report_after_taking_back<pool>());
+    expect_all_back(report_on_a_new_thread<pool>());
+    EXPECT_EQ(pool::thread_pools().pools_made, 2u);
+    for (DWORD i : taken)
+        ::TlsFree(i);
+}
+#endif
 
 // Guards "a thread that has not allocated has no pool": freeing another thread's
 // blocks, of every tier, makes none.

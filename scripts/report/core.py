@@ -44,6 +44,7 @@ PEERS = {
     "bump": ["pmr-monotonic", "foonathan-stack"],
     "original CComBSTR": ["bstr-original"],
     "seed mode": [SEED_ROW],  # the seed-mode measures only (they name it beside ours)
+    "heap box": ["heap box"],  # under wine: the COM box over the heap (sections/wine.py)
 }
 # The LD_PRELOAD peers: Debian's packages, then the extra ones, the newest releases of
 # the best peers built apart (scripts/peer_library.sh: from STA_EXTRA_PEERS_DIR, by
@@ -56,7 +57,8 @@ GROUPS = {"general": DEBIAN_PEERS + EXTRA_PEERS}
 GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
-              "seed mode": "the seed's mode (threads::one_owner)"}
+              "seed mode": "the seed's mode (threads::one_owner)",
+              "heap box": "the interlocked heap box"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = DEBIAN_PEERS + EXTRA_PEERS
 

@@ -2,11 +2,12 @@
 // single pool is home/one_owner.hpp).
 //
 // per_thread_home — every thread its own pool. Each thread reaches its state through
-//   one thread-local pointer; on the owner's path that is the only difference from
-//   one_owner: no atomics, no locks, no fences.
+//   one pointer of its own, `current` (os/thread_slot.hpp: a native thread_local, or
+//   with mingw-w64 g++ a TLS slot read from the TEB); on the owner's path that is the
+//   only difference from one_owner: no atomics, no locks, no fences.
 //
 //      thread A                       thread B
-//      current_ ──> state A           current_ ──> state B <── spans of B know it
+//      current ──> state A            current ──> state B <── spans of B know it
 //                   inbox (atomic) <─────────────── B frees a block of A's span:
 //                     │                              one compare-and-swap push
 //                     └── A drains it on its slow path (refill, the heap tier)
@@ -16,23 +17,23 @@
 //   allocation takes the slow path, which adopts a state (own()). A free on such a
 //   thread finds the block's span owned by someone else and sends the block home.
 //
-//   Thread exit (os/thread_exit.hpp): the state is parked on the family's parked list,
-//   and current_ goes back to idle_. Parking takes what other threads sent home, ends
-//   the classes' current spans and gives every span whose blocks have all come back to
-//   the OS (the layout's drain_parked, which names the state it works on and never
-//   reads current_: mingw's emulated TLS may already be torn down), releases the kept
-//   big mappings and hands the heap over. Its spans stay where they are, owned by the
-//   parked state: live blocks can still be freed by any thread, and a thread that sends
-//   a block home to a parked state takes it back itself, under the state's lock, so
-//   that memory freed after its thread ended is reused and given back without waiting
-//   for a new thread (sent_home). The next thread that needs a pool adopts the most
+//   Thread exit (os/thread_exit.hpp, after the thread's thread_local destructors): the
+//   state is parked on the family's parked list, and current goes back to idle_.
+//   Parking takes what other threads sent home, ends the classes' current spans and
+//   gives every span whose blocks have all come back to the OS (the layout's
+//   drain_parked, which names the state it works on and never reads current), releases
+//   the kept big mappings and hands the heap over. Its spans stay where they are, owned
+//   by the parked state: live blocks can still be freed by any thread, and a thread
+//   that sends a block home to a parked state takes it back itself, under the state's
+//   lock, so that memory freed after its thread ended is reused and given back without
+//   waiting for a new thread (sent_home). The next thread that needs a pool adopts the most
 //   recently parked state, memory, lists and all. States are never destroyed (frees can
 //   reach them at any time), so a block's owner pointer is always valid; threads that
 //   come and go reuse the same few states.
 //
 //   Invariants:
-//   PH1 current_ of a thread is idle_ or a state no other thread's current_ points at;
-//       a parked state is on the parked list and no thread's current_.
+//   PH1 current of a thread is idle_ or a state no other thread's current points at;
+//       a parked state is on the parked list and no thread's current.
 //   PH2 idle_ is never written after constant initialisation.
 //   PH3 made_ counts every state ever made, parked or not; none is ever destroyed.
 //   PH4 a state's `parked` is true exactly while it is on the parked list or being put
@@ -43,7 +44,7 @@
 #include "sta/detail/config.hpp"
 #include "sta/detail/home/contract.hpp"
 #include "sta/detail/os/pages.hpp"
-#include "sta/detail/os/thread_exit.hpp"
+#include "sta/detail/os/thread_slot.hpp"
 #include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/pool/state.hpp"
 
@@ -60,17 +61,17 @@ struct per_thread_home {
     static constexpr bool threaded = true;
 
     /// The calling thread's state: idle_ until it first allocates.
-    STA_FORCE_INLINE static State& state() noexcept { return *current_; }
+    STA_FORCE_INLINE static State& state() noexcept { return *current::get(); }
     /// The calling thread's state, adopted now if it has none; nullptr when the OS
     /// refuses the memory for a new one.
     STA_FORCE_INLINE static State* own() noexcept {
-        State* const s = current_;
+        State* const s = current::get();
         return s != &idle_ ? s : adopt();
     }
     /// The calling thread's state, or nullptr while it has none (it never allocated, or
     /// its state was parked): nothing is made or adopted.
     STA_FORCE_INLINE static State* existing() noexcept {
-        State* const s = current_;
+        State* const s = current::get();
         return s != &idle_ ? s : nullptr;
     }
     /// Any thread may call: nothing to check.
@@ -196,9 +197,11 @@ struct per_thread_home {
             s->parked.store(false, std::memory_order_seq_cst);
         }
         s->next_parked = nullptr;
-        current_ = s;
-        (void)call_at_thread_exit<&thread_ended>(s); // without a slot the state stays ours
-        (void)Engine::core::drain(*s);               // what was freed into it while it was parked
+        if (!current::set(s)) { // the OS has no slot for it (mingw g++: TlsAlloc refused)
+            thread_ended(s);
+            return nullptr;
+        }
+        (void)Engine::core::drain(*s); // what was freed into it while it was parked
         return s;
     }
 
@@ -218,11 +221,10 @@ struct per_thread_home {
         return s;
     }
 
-    /// The thread that owned `p` ends: park its state (PH1, PH4). A parked state has no
+    /// The thread that owned `s` ends: park its state (PH1, PH4). A parked state has no
     /// thread to reuse what it holds: the kept big mappings and every clean span go back
     /// to the OS now.
-    static void thread_ended(void* p) noexcept {
-        State* const s = static_cast<State*>(p);
+    static void thread_ended(State* s) noexcept {
         {
             const spin_guard held(s->parked_lock);
             s->parked.store(true, std::memory_order_seq_cst);
@@ -231,8 +233,8 @@ struct per_thread_home {
             s->heap.hand_over();
             note_parked_wait(*s);
         }
-        if (current_ == s)
-            current_ = &idle_;
+        if (current::get() == s)
+            (void)current::set(&idle_);
         const spin_guard lock(lock_);
         s->next_parked = parked_;
         parked_ = s;
@@ -256,7 +258,9 @@ struct per_thread_home {
     }
 
     static constinit inline State idle_{}; // PH2
-    STA_TLS_MODEL static constinit inline thread_local State* current_ = &idle_;
+    /// The calling thread's state (PH1): reads idle_ until the thread adopts one, and its
+    /// thread's end parks it (os/thread_slot.hpp).
+    using current = thread_slot<State, &idle_, &thread_ended>;
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
     static constinit inline std::atomic<bool> heap_used_{false};

@@ -47,7 +47,7 @@ namespace sta::detail {
 
 template <class Engine>
 struct span_core {
-    static span_state& s() noexcept { return Engine::state(); }
+    STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
     static constexpr bool threaded = Engine::home::threaded;
 
     // ---- the fast paths --------------------------------------------------------------
