@@ -21,6 +21,10 @@
 # snmalloc aborts: "Failed to initialise snmalloc"); by default it is left out with a
 # note on stderr, named on the command line it fails.
 #
+# sta_malloc and sta_malloc-unchecked (named on the command line only) are the drop-in
+# libsta_malloc.so of DIR (built there first) under LD_PRELOAD of the `malloc` rows, with
+# its release checks on and with STA_MALLOC_CHECKS=0.
+#
 # Output: CSV (allocator,pattern,mode,bytes,instructions_per_op), to FILE or stdout.
 # Any allocator that fails under valgrind, or yields no counts, fails the script (its
 # valgrind log is shown): no allocator is left out quietly.
@@ -34,7 +38,7 @@ while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
 done
@@ -49,6 +53,13 @@ declare -A preload=()
 for p in "${peers[@]}"; do
     if lib="$(scripts/peer_library.sh "$p" 2>/dev/null)"; then preload[$p]="$lib"; fi
 done
+if [[ " ${allocators[*]} " == *" sta_malloc"* ]]; then
+    bench/build_targets.sh "$build" sta_malloc ||
+        { echo "callgrind_counts: building sta_malloc in $build failed" >&2; exit 1; }
+    preload[sta_malloc]="$(realpath "$build/src/malloc/libsta_malloc.so")"
+    preload[sta_malloc-unchecked]="${preload[sta_malloc]}"
+fi
+declare -A run_env=([sta_malloc-unchecked]="STA_MALLOC_CHECKS=0")
 if ((${#allocators[@]} == 0)); then
     # every allocator op_counts has, and every LD_PRELOAD peer that is there
     listing="$("$driver" --list)"
@@ -83,8 +94,9 @@ run() {
     [[ -z "$lib" ]] || prog=malloc
     local dir="$work/$name"
     mkdir -p "$dir"
-    if ! (cd "$dir" && LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
-        --callgrind-out-file=cg.%p "$driver" "$prog" >/dev/null 2>"$dir/log"); then
+    if ! (cd "$dir" && env LD_PRELOAD="$lib" ${run_env[$name]:-} valgrind --tool=callgrind \
+        --collect-atstart=no --callgrind-out-file=cg.%p "$driver" "$prog" >/dev/null \
+        2>"$dir/log"); then
         echo "callgrind_counts: $name failed under valgrind; the end of its log:" >&2
         tail -n 20 "$dir/log" >&2
         return 1

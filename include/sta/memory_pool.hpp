@@ -224,6 +224,16 @@ class basic_memory_pool {
         core::release_unsized(p);
     }
 
+    /// free_in_span with the release checks of the C API and the drop-in malloc
+    /// (detail/layout/spans.hpp, release_checked): nothing is done unless it returns
+    /// freed; what else it returns is the caller's to report.
+    [[nodiscard]] STA_FORCE_INLINE static detail::free_verdict
+    free_in_span_checked(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        before_free(p, detail::pooled_block_bytes(p));
+        return core::release_checked(p);
+    }
+
     /// Resize a block. Same pointer while the class does not change. A shrink within
     /// the pool never fails: the shared-cursor layout keeps the block where it is and
     /// gives its tail back; the span layout moves it to the smaller class, or keeps it

@@ -85,6 +85,9 @@ bool option_on(const char* name) noexcept {
 /// the options apply to segments mapped from here on.)
 __attribute__((constructor)) void at_load() {
     ::pthread_atfork(&before_fork, &after_fork, &after_fork);
+    if (const char* const checks = std::getenv("STA_MALLOC_CHECKS");
+        checks != nullptr && std::strcmp(checks, "0") == 0)
+        sta::detail::c_release_checks = false;
     if (option_on("STA_MALLOC_HUGE_PAGES"))
         pool::set_huge_pages(true);
     if (option_on("STA_MALLOC_PREFAULT"))

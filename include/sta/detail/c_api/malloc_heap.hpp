@@ -36,9 +36,16 @@
 
 namespace sta::detail {
 
+/// The drop-in's refusals name it and glibc's functions.
+struct malloc_names {
+    static constexpr const char* library = "sta_malloc";
+    static constexpr const char* free = "free()";
+    static constexpr const char* realloc = "realloc()";
+};
+
 template <class Pool>
 struct malloc_heap {
-    using span_heap = c_span_heap<Pool>;
+    using span_heap = c_span_heap<Pool, malloc_names>;
     static constexpr std::size_t max_request = span_heap::max_request;
     /// The start of every span is aligned to this much (segment_meta_bytes, span 0).
     static constexpr std::size_t pooled_align_max = 4096;
@@ -51,8 +58,9 @@ struct malloc_heap {
 
     /// The sized free of operator delete: a block of `bytes` from malloc(bytes) up to
     /// 1 KiB is a pooled block of pooled_slot(bytes), found without reading its span.
+    /// With the release checks on it is free(p): the span checks the block.
     static void free_sized(void* p, std::size_t bytes) noexcept {
-        if (p != nullptr && bytes - 1 < span_heap::poor_fit_floor) [[likely]]
+        if (p != nullptr && bytes - 1 < span_heap::poor_fit_floor && !c_release_checks) [[likely]]
             return Pool::free_class(p, span_heap::pooled_slot(bytes));
         free(p); // 0 (malloc's 1 byte) and above 1 KiB: the span, or the header, says
     }

@@ -18,19 +18,30 @@
 // Invariants of c_span_heap (for every live p handed out):
 //  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
 //      whole class bytes of its span, so the sized free of that many bytes is exact.
-//  CS2 otherwise the size_t at p - 8 holds n, the one at p - 16 holds 0, and p - 16 is
+//  CS2 otherwise the size_t at p - 8 holds n, the one at p - 16 header_tag(p) (c_common.hpp:
+//      the tag of lead 0), and p - 16 is
 //      a live block of n + 16 bytes: of the pool's private heap when n <= 32 KiB (then
 //      poor_fit(n)), of the pool's next tiers through Pool (last allocated or
 //      reallocated so) when 32 KiB < n <= max_request.
 //  CS3 p is 16-aligned.
 //  CS4 an aligned block (aligned_os_block below, the drop-in malloc's memalign): the word
-//      at p - 16 holds its lead >= 16 (never 0, unlike CS2) and the one at p - 8 n;
+//      at p - 16 holds header_tag(p) xor its lead >= 16 (never 0, unlike CS2) and the one
+//      at p - 8 n;
 //      [p - lead, p - lead + os_round_up(lead + n)) is one OS mapping of its own.
 //
+// Release checks (c_release_checks, on by default): free and realloc refuse a pointer
+// that is no block's start — a pooled one off its class's block boundary, one outside
+// the spans whose header word decodes to no lead — and a block freed twice: free in its
+// span's bitmap, or a header marked freed (header_freed). Each refusal is one line on
+// stderr naming the function, the address and what is wrong, then abort
+// (report_bad_free, diag/misuse.hpp). Not seen: a block freed twice whose bitmap word its
+// class took into its window in between (layout/spans.hpp, release_checked); a block
+// outside the spans whose memory went back to the OS (its header cannot be read).
 #pragma once
 
 #include "sta/detail/block_move.hpp"
 #include "sta/detail/c_api/c_common.hpp"
+#include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/layout/spans.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
@@ -53,9 +64,14 @@ namespace sta::detail {
 ///   ^ p - lead                          ^ p, aligned to a; lead = max(a, 16)
 struct aligned_os_block {
     static std::size_t lead_of(const void* p) noexcept {
-        std::size_t lead;
-        std::memcpy(&lead, static_cast<const std::byte*>(p) - 16, sizeof lead);
-        return lead;
+        std::size_t word;
+        std::memcpy(&word, static_cast<const std::byte*>(p) - 16, sizeof word);
+        return word ^ header_tag(p);
+    }
+    /// The header word of a block freed (c_span_heap's release checks).
+    static void mark_freed(void* p) noexcept {
+        const std::size_t word = header_tag(p) ^ header_freed;
+        std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
     }
     /// `bytes` aligned to `alignment` (a power of two above 16), or nullptr.
     static void* alloc(std::size_t alignment, std::size_t bytes) noexcept {
@@ -67,7 +83,8 @@ struct aligned_os_block {
         if (start == nullptr)
             return nullptr;
         std::byte* const p = start + lead;
-        std::memcpy(p - 16, &lead, sizeof lead);
+        const std::size_t word = header_tag(p) ^ lead;
+        std::memcpy(p - 16, &word, sizeof word);
         std::memcpy(p - 8, &bytes, sizeof bytes);
         return p;
     }
@@ -80,7 +97,7 @@ struct aligned_os_block {
 /// The header of c_span_heap's blocks outside the spans (CS2).
 inline constexpr std::size_t c_span_header_bytes = 16;
 
-template <class Pool>
+template <class Pool, class Names = c_api_names>
 struct c_span_heap : private size_header<c_span_header_bytes> {
     static constexpr std::size_t header_bytes = c_span_header_bytes;
     static constexpr std::size_t min_bytes = 16; // CS3
@@ -112,8 +129,15 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void free(void* p) noexcept {
         if (p == nullptr)
             return;
-        if (is_pool_segment(p)) [[likely]]
-            return Pool::free_in_span(p); // CS1
+        if (is_pool_segment(p)) [[likely]] { // CS1
+            if (c_release_checks) [[likely]] {
+                const free_verdict verdict = Pool::free_in_span_checked(p);
+                if (verdict != free_verdict::freed) [[unlikely]]
+                    refuse(Names::free, p, verdict);
+                return;
+            }
+            return Pool::free_in_span(p);
+        }
         free_outside(p);
     }
 
@@ -122,8 +146,13 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             return malloc(bytes);
         const std::size_t key = bytes - 1;
         if (key < poor_fit_floor && is_pool_segment(p) && pooled_slot(bytes) == span_of(p)->slot)
-            [[likely]]
+            [[likely]] {
+            if (c_release_checks) [[likely]]
+                if (const free_verdict verdict = Pool::engine::core::block_state(p);
+                    verdict != free_verdict::freed) [[unlikely]]
+                    refuse(Names::realloc, p, verdict);
             return p; // the same class
+        }
         return realloc_slow(p, bytes);
     }
 
@@ -169,6 +198,46 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
                                                    : tier::big;
     }
 
+    /// One line naming the function, the address and what is wrong; then abort.
+    [[noreturn]] STA_NOINLINE static void refuse(const char* function, const void* p,
+                                                 free_verdict verdict) noexcept {
+        std::size_t block_bytes = 0;
+        if (is_pool_segment(p)) {
+            if (span_of(p)->recip != 0)
+                block_bytes = span_class_bytes(span_of(p));
+        } else if (verdict == free_verdict::double_free) {
+            block_bytes = size_of(p); // the header marked freed keeps the size
+        }
+        report_bad_free(Names::library, function, p, verdict, block_bytes);
+    }
+
+    /// The release checks of a block outside the spans (CS2, CS4): its header word
+    /// decodes to lead 0 with a size of its tier, or to the lead of an aligned block.
+    static free_verdict check_outside(const void* p) noexcept {
+        const std::size_t lead = aligned_os_block::lead_of(p);
+        if (lead == header_freed)
+            return free_verdict::double_free;
+        const std::size_t n = size_of(p);
+        if (lead == 0)
+            return (n > max_class_bytes ? n <= max_request : poor_fit(n))
+                       ? free_verdict::freed
+                       : free_verdict::bad_header;
+        const bool aligned_lead = lead >= 16 && (lead & (lead - 1)) == 0 &&
+                                  (reinterpret_cast<std::uintptr_t>(p) & (lead - 1)) == 0;
+        return aligned_lead && n <= max_request ? free_verdict::freed : free_verdict::bad_header;
+    }
+
+    /// The release checks of realloc: p is a live block's start.
+    static void check_live(const void* p) noexcept {
+        free_verdict verdict = free_verdict::freed;
+        if (is_pool_segment(p))
+            verdict = Pool::engine::core::block_state(p);
+        else
+            verdict = check_outside(p);
+        if (verdict != free_verdict::freed) [[unlikely]]
+            refuse(Names::realloc, p, verdict);
+    }
+
     STA_NOINLINE static void* malloc_slow(std::size_t bytes) noexcept {
         if (bytes == 0)
             return nullptr;
@@ -178,19 +247,29 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
 
     /// A block outside the spans (CS2, CS4).
     STA_NOINLINE static void free_outside(void* p) noexcept {
-        switch (tier_of_block(p)) {
+        if (c_release_checks)
+            if (const free_verdict verdict = check_outside(p); verdict != free_verdict::freed)
+                refuse(Names::free, p, verdict);
+        const tier from = tier_of_block(p);
+        const std::size_t bytes = size_of(p);
+        if (c_release_checks && (from == tier::heap || from == tier::big))
+            aligned_os_block::mark_freed(p); // a second free finds it (an aligned block's
+                                             // mapping is gone)
+        switch (from) {
         case tier::pooled: // not reached: free() took it
             return Pool::free_in_span(p);
         case tier::heap:
-            return heap_free(block_of(p), size_of(p) + header_bytes);
+            return heap_free(block_of(p), bytes + header_bytes);
         case tier::big:
-            return Pool::free(block_of(p), size_of(p) + header_bytes);
+            return Pool::free(block_of(p), bytes + header_bytes);
         case tier::aligned:
-            return aligned_os_block::free(p, size_of(p));
+            return aligned_os_block::free(p, bytes);
         }
     }
 
     STA_NOINLINE static void* realloc_slow(void* p, std::size_t bytes) noexcept {
+        if (c_release_checks)
+            check_live(p);
         if (bytes - 1 < poor_fit_floor && is_pool_segment(p)) { // from class to class
             const std::uint32_t from_slot = span_of(p)->slot;
             const std::size_t old_usable = class_bytes_of_slot(from_slot);

@@ -6,6 +6,7 @@
 
 #include "sta/detail/config.hpp"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 
@@ -15,6 +16,43 @@ namespace sta::detail {
 /// (sta::arena, sta::memory_pool<inline_branch>, sta::lazy_slot "circle").
 [[noreturn]] STA_COLD inline void report_misuse(const char* subject, const char* what) noexcept {
     std::fprintf(stderr, "sta-pool: %s: %s\n", subject, what);
+    std::fflush(stderr);
+    std::abort();
+}
+
+/// What a checked free found at its pointer (the C API's and the drop-in malloc's release
+/// checks: layout/spans.hpp, release_checked; c_api/span_heap.hpp).
+enum class free_verdict : unsigned char {
+    freed,       // a live block: now free
+    double_free, // a block that is free already
+    not_a_block, // not the start of a block of its span's class, or of a span of no class
+    bad_header,  // outside the spans, and no header of this heap in front of it
+};
+
+/// A free the release checks refuse: "<library>: <function>: double free of 0x...
+/// (32-byte block)" or "... invalid pointer 0x... (<why>)", one line on stderr, then
+/// abort. `block_bytes`: the class of the span the pointer lies in (0: none).
+[[noreturn]] STA_COLD inline void report_bad_free(const char* library, const char* function,
+                                                  const void* p, free_verdict verdict,
+                                                  std::size_t block_bytes) noexcept {
+    switch (verdict) {
+    case free_verdict::double_free:
+        std::fprintf(stderr, "%s: %s: double free of %p (%zu-byte block)\n", library, function, p,
+                     block_bytes);
+        break;
+    case free_verdict::not_a_block:
+        std::fprintf(stderr,
+                     "%s: %s: invalid pointer %p (not the start of a %zu-byte block of its "
+                     "span)\n",
+                     library, function, p, block_bytes);
+        break;
+    default:
+        std::fprintf(stderr,
+                     "%s: %s: invalid pointer %p (not a block of this heap, or freed "
+                     "already)\n",
+                     library, function, p);
+        break;
+    }
     std::fflush(stderr);
     std::abort();
 }

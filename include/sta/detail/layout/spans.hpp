@@ -27,6 +27,7 @@
 // refills every 64 blocks at the most.
 #pragma once
 
+#include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/layout/span_life.hpp"
 #include "sta/detail/layout/span_types.hpp"
@@ -107,6 +108,80 @@ struct span_core {
             if (sp->owner != &st) [[unlikely]]
                 return send_home(sp, p); // S10
         release_to_span(st, sp, p);
+    }
+
+    /// release_unsized with the release checks of the C API and the drop-in malloc: p
+    /// must be the start of a block of its span's class (the low half of offset × recip
+    /// is below recip exactly on a block boundary; a span that never served a class has
+    /// recip 0) and its bit clear (a block freed twice finds it set, a block of a clean
+    /// or purged span too). Anything else is returned, and nothing is done. Not seen: a
+    /// block freed twice whose bitmap word its class took into its window in between
+    /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
+    /// bit; its owner's drain checks it (drain_block).
+    STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
+        span* const sp = span_of(p);
+        const std::uint64_t recip = sp->recip;
+        const std::uint64_t product =
+            (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * recip;
+        if (static_cast<std::uint32_t>(product) >= static_cast<std::uint32_t>(recip)) [[unlikely]]
+            return free_verdict::not_a_block;
+        span_state& st = s();
+        if constexpr (threaded)
+            if (sp->owner != &st) [[unlikely]] {
+                send_home(sp, p); // S10
+                return free_verdict::freed;
+            }
+        return set_free_bit(st, sp, p, static_cast<std::uint32_t>(product >> 32));
+    }
+    // Every class fills its span exactly, so the index of a block-aligned offset is below
+    // the capacity: release_checked needs no compare with it.
+    static_assert([] {
+        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
+            if (span_bytes % class_bytes_of_slot(slot) != 0)
+                return false;
+        return true;
+    }());
+
+    /// The release checks' view of a pooled address (realloc's): freed when p is the start
+    /// of a live block (its bit clear; another thread's block: its boundary alone, the
+    /// bitmap is its owner's), else what is wrong.
+    static free_verdict block_state(const void* p) noexcept {
+        const span* const sp = span_of(p);
+        const std::uint64_t recip = sp->recip;
+        const std::uint64_t product =
+            (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * recip;
+        if (static_cast<std::uint32_t>(product) >= static_cast<std::uint32_t>(recip))
+            return free_verdict::not_a_block;
+        if constexpr (threaded)
+            if (sp->owner != &s())
+                return free_verdict::freed;
+        const auto i = static_cast<std::uint32_t>(product >> 32);
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? free_verdict::double_free
+                                                                : free_verdict::freed;
+    }
+
+    /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
+    STA_FORCE_INLINE static free_verdict set_free_bit(span_state& st, span* sp, void* p,
+                                                      std::uint32_t i) noexcept {
+        std::uint64_t* const word = span_bitmap(sp) + i / 64;
+        const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+        if ((*word & bit) != 0) [[unlikely]]
+            return free_verdict::double_free;
+        hooks::block_pushed(p, span_class_bytes(sp));
+        *word |= bit;
+        if (--sp->used == sp->wake_at) [[unlikely]]
+            span_event(st, sp);
+        return free_verdict::freed;
+    }
+
+    /// A block another thread sent home, taken back by the thread that holds `st`: to its
+    /// span's bitmap. One that is free there already was freed twice: reported (one line,
+    /// abort), whatever API freed it.
+    static void drain_block(span_state& st, void* b) noexcept {
+        span* const sp = span_of(b);
+        if (set_free_bit(st, sp, b, block_index(sp, b)) != free_verdict::freed)
+            report_bad_free("sta-pool", "free() from another thread", b, free_verdict::double_free,
+                            span_class_bytes(sp));
     }
 
     /// Frees into the current span between two of its span events: the heartbeat of a
@@ -265,7 +340,7 @@ struct span_core {
         while (b != nullptr) {
             void* const next = hooks::load_link(b);
             if (is_pool_segment(b))
-                Engine::push(span_of(b)->slot, b); // keeps the table's slots (T1)
+                drain_block(st, b);
             else
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;
@@ -282,7 +357,7 @@ struct span_core {
         for (void* b = st.inbox.take_all(); b != nullptr;) {
             void* const next = hooks::load_link(b);
             if (is_pool_segment(b))
-                release_to_span(st, span_of(b), b);
+                drain_block(st, b);
             else
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;

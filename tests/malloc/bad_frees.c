@@ -1,0 +1,119 @@
+/* The heap bugs libsta_malloc.so refuses in release builds (issue 27), one per mode; run
+ * unchanged under LD_PRELOAD by tests/malloc/expect_refusal.sh, which asserts the one-line
+ * report and SIGABRT. Each mode does the bug and then what would show the harm (two
+ * allocations of the size that could hand out one block twice); it exits 0 only if
+ * nothing stopped it. Built with -fno-builtin: the compiler would otherwise drop a
+ * malloc whose block is only freed. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object" /* the bugs are the point */
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+#endif
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char static_buffer[64];
+static void* volatile sink;
+
+static void* free_it(void* p) {
+    free(p);
+    return NULL;
+}
+
+static void two_mallocs(size_t n) {
+    void* a = malloc(n);
+    void* b = malloc(n);
+    printf("%s\n", a == b ? "the same block twice" : "two blocks");
+    sink = a;
+    sink = b;
+}
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "double_free") == 0) {
+        void* p = malloc(32);
+        free(p);
+        free(p);
+        two_mallocs(32);
+    } else if (strcmp(mode, "double_free_later") == 0) {
+        /* other blocks of the class come and go between the two frees */
+        void* p = malloc(48);
+        free(p);
+        for (int i = 0; i < 10; ++i)
+            free(malloc(48));
+        free(p);
+        two_mallocs(48);
+    } else if (strcmp(mode, "double_free_other_thread") == 0) {
+        void* p = malloc(100);
+        pthread_t t;
+        pthread_create(&t, NULL, free_it, p);
+        pthread_join(t, NULL);
+        free(p);
+        two_mallocs(100);
+    } else if (strcmp(mode, "double_free_both_other_thread") == 0) {
+        void* p = malloc(100);
+        pthread_t t;
+        pthread_create(&t, NULL, free_it, p);
+        pthread_join(t, NULL);
+        pthread_create(&t, NULL, free_it, p);
+        pthread_join(t, NULL);
+        two_mallocs(100); /* the owner takes its blocks back on its next refill */
+        for (int i = 0; i < 100000; ++i)
+            free(malloc(100));
+    } else if (strcmp(mode, "double_free_after_realloc") == 0) {
+        void* p = malloc(24);
+        void* q = realloc(p, 4000); /* moves: p is freed by realloc */
+        free(p);
+        free(q);
+    } else if (strcmp(mode, "double_free_big") == 0) {
+        void* p = malloc(1 << 20);
+        free(p);
+        free(p);
+        two_mallocs(1 << 20);
+    } else if (strcmp(mode, "double_free_heap") == 0) {
+        void* p = malloc(100000); /* the private heap's tier */
+        free(p);
+        free(p);
+        two_mallocs(100000);
+    } else if (strcmp(mode, "double_free_aligned") == 0) {
+        void* p = aligned_alloc(256, 200);
+        free(p);
+        free(p);
+        two_mallocs(256);
+    } else if (strcmp(mode, "static_buffer") == 0) {
+        free(static_buffer + 16);
+    } else if (strcmp(mode, "stack_buffer") == 0) {
+        char local[64];
+        sink = local;
+        free(local + 16);
+    } else if (strcmp(mode, "interior") == 0) {
+        char* p = malloc(100);
+        free(p + 8);
+        two_mallocs(100);
+    } else if (strcmp(mode, "interior_big") == 0) {
+        char* p = malloc(1 << 20);
+        free(p + 4096);
+    } else if (strcmp(mode, "realloc_freed") == 0) {
+        void* p = malloc(32);
+        free(p);
+        sink = realloc(p, 20);
+    } else if (strcmp(mode, "realloc_interior") == 0) {
+        char* p = malloc(64);
+        sink = realloc(p + 16, 40);
+    } else if (strcmp(mode, "overflow_into_free_neighbour") == 0) {
+        /* 16 bytes past a 32-byte block, over a freed neighbour: no free-list link lies
+         * in a free block of a span, so nothing is corrupted that malloc reads */
+        char* a = malloc(32);
+        char* b = malloc(32);
+        free(b);
+        memset(a, 0x41, 48);
+        two_mallocs(32);
+        return 0;
+    } else {
+        fprintf(stderr, "bad_frees: unknown mode '%s'\n", mode);
+        return 2;
+    }
+    printf("not stopped\n");
+    return 0;
+}
