@@ -164,6 +164,19 @@ STA_FORCE_INLINE std::uint32_t block_index(const span* sp, const void* p) noexce
     const std::uint64_t offset = reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1);
     return static_cast<std::uint32_t>((offset * sp->recip) >> 32);
 }
+/// What exact_block_index answers for an address that is no block's start.
+inline constexpr std::uint32_t no_block = ~std::uint32_t{0};
+/// The index of block p in its span when p is the start of a block of the span's class,
+/// else no_block: the low half of offset × recip is below recip exactly on a block
+/// boundary (S2), and a span that never served a class has recip 0. One multiply, one
+/// compare; the index is below the capacity when the class fills its span exactly.
+STA_FORCE_INLINE std::uint32_t exact_block_index(const span* sp, const void* p) noexcept {
+    const std::uint32_t recip = sp->recip;
+    const std::uint64_t product =
+        (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * std::uint64_t{recip};
+    return static_cast<std::uint32_t>(product) < recip ? static_cast<std::uint32_t>(product >> 32)
+                                                       : no_block;
+}
 /// The index of the lowest set bit of a non-zero word, as a 64-bit value: one tzcnt (bsf
 /// on a processor without BMI1, the same for a non-zero word), without the sign
 /// extension g++ adds to std::countr_zero's int.

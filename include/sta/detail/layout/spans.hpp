@@ -89,11 +89,7 @@ struct span_core {
             st.heads[slot] = static_cast<free_block*>(p);
             return;
         }
-        span* const sp = span_of(p);
-        if constexpr (threaded)
-            if (sp->owner != &st) [[unlikely]]
-                return send_home(sp, p); // S10
-        release_to_span(st, sp, p);
+        release_to_its_span(st, p);
     }
 
     /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
@@ -101,8 +97,10 @@ struct span_core {
     /// list or window, so a class that allocates refills every 64 blocks at the most,
     /// and frees into the current span count down to its heartbeat (S7): the slow-path
     /// checks run under any pattern of calls, a loop of malloc and free included.
-    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
-        span_state& st = s();
+    STA_FORCE_INLINE static void release_unsized(void* p) noexcept { release_to_its_span(s(), p); }
+
+    /// p's bit in its span's bitmap, or p to its owner (S10).
+    STA_FORCE_INLINE static void release_to_its_span(span_state& st, void* p) noexcept {
         span* const sp = span_of(p);
         if constexpr (threaded)
             if (sp->owner != &st) [[unlikely]]
@@ -111,19 +109,16 @@ struct span_core {
     }
 
     /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (the low half of offset × recip
-    /// is below recip exactly on a block boundary; a span that never served a class has
-    /// recip 0) and its bit clear (a block freed twice finds it set, a block of a clean
+    /// must be the start of a block of its span's class (exact_block_index) and its bit
+    /// clear (a block freed twice finds it set, a block of a clean
     /// or purged span too). Anything else is returned, and nothing is done. Not seen: a
     /// block freed twice whose bitmap word its class took into its window in between
     /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
     /// bit; its owner's drain checks it (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
         span* const sp = span_of(p);
-        const std::uint64_t recip = sp->recip;
-        const std::uint64_t product =
-            (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * recip;
-        if (static_cast<std::uint32_t>(product) >= static_cast<std::uint32_t>(recip)) [[unlikely]]
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block) [[unlikely]]
             return free_verdict::not_a_block;
         span_state& st = s();
         if constexpr (threaded)
@@ -131,7 +126,7 @@ struct span_core {
                 send_home(sp, p); // S10
                 return free_verdict::freed;
             }
-        return set_free_bit(st, sp, p, static_cast<std::uint32_t>(product >> 32));
+        return set_free_bit(st, sp, p, i);
     }
     // Every class fills its span exactly, so the index of a block-aligned offset is below
     // the capacity: release_checked needs no compare with it.
@@ -147,15 +142,12 @@ struct span_core {
     /// bitmap is its owner's), else what is wrong.
     static free_verdict block_state(const void* p) noexcept {
         const span* const sp = span_of(p);
-        const std::uint64_t recip = sp->recip;
-        const std::uint64_t product =
-            (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * recip;
-        if (static_cast<std::uint32_t>(product) >= static_cast<std::uint32_t>(recip))
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block)
             return free_verdict::not_a_block;
         if constexpr (threaded)
             if (sp->owner != &s())
                 return free_verdict::freed;
-        const auto i = static_cast<std::uint32_t>(product >> 32);
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? free_verdict::double_free
                                                                 : free_verdict::freed;
     }
