@@ -27,15 +27,16 @@ void expect_tiled(std::vector<held_block> held) {
     EXPECT_EQ(check_accounting<Pool>(held), "");
 }
 
-// Guards the guarantee: min(class size, 16) alignment for every class, bumped or recycled.
-TYPED_TEST(MemoryPool, EveryClassIsAlignedToMinOfItsSizeAndSixteen) {
+// Guards the guarantee: every block aligned to its class's alignment (the largest power of
+// two dividing it, at most 16: detail::class_alignment), bumped or recycled.
+TYPED_TEST(MemoryPool, EveryClassIsAlignedAsItsClassPromises) {
     FRESH_POOL;
     std::vector<held_block> held;
     for (int round = 0; round < 3; ++round) {
         for (std::size_t bytes = 1; bytes <= 32768; bytes = bytes * 3 / 2 + 1) {
             void* p = pool::alloc(bytes);
             ASSERT_NE(p, nullptr);
-            EXPECT_TRUE(aligned(p, guaranteed_alignment(bytes))) << bytes;
+            EXPECT_TRUE(aligned(p, guaranteed_alignment<typename pool::classes>(bytes))) << bytes;
             if (round == 1)
                 pool::free(p, bytes);
             else

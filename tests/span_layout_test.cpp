@@ -217,7 +217,7 @@ TYPED_TEST(SpanLayout, ShrinkToASmallerClassMovesWithTheContent) {
     auto* q = static_cast<unsigned char*>(pool::realloc(p, 4096, 100));
     ASSERT_NE(q, nullptr);
     EXPECT_NE(static_cast<void*>(q), static_cast<void*>(p));
-    EXPECT_EQ(span_of(q)->slot, sta::detail::slot_of(128));
+    EXPECT_EQ(span_of(q)->slot, sta::detail::slot_of_size<typename pool::classes>(100));
     for (int i = 0; i < 100; ++i)
         ASSERT_EQ(q[i], 0x11);
     EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{q, 100}}), "");

@@ -50,16 +50,22 @@ template <class Engine>
 struct span_core {
     STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
     static constexpr bool threaded = Engine::home::threaded;
+    /// The pool's class set (pool/size_class.hpp): its slots index the state's arrays.
+    using classes = typename Engine::classes;
 
     // ---- the fast paths --------------------------------------------------------------
 
     /// Block bytes of each canonical slot, for a multiply with a memory operand.
-    static constexpr std::array<std::size_t, slot_count> steps = [] {
-        std::array<std::size_t, slot_count> out{};
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-            out[slot] = class_bytes_of_slot(slot);
+    static constexpr std::array<std::size_t, class_slots> steps = [] {
+        std::array<std::size_t, class_slots> out{};
+        for (std::uint32_t n = 0; n < classes::count; ++n)
+            out[classes::slot_of_ordinal(n)] = classes::bytes_of_slot(classes::slot_of_ordinal(n));
         return out;
     }();
+    // Every class fits a block in a span, and the bitmap has a bit for each.
+    static_assert(classes::bytes_of_slot(classes::slot_of_ordinal(0)) >= min_class_bytes &&
+                  classes::bytes_of_slot(classes::slot_of_ordinal(classes::count - 1)) <=
+                      span_bytes / 2);
 
     /// A block of the class of a canonical pooled slot: heads, else the window.
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
@@ -85,7 +91,7 @@ struct span_core {
         if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
             [[likely]] {
             hooks::store_link(p, st.heads[slot]);
-            hooks::block_pushed(p, class_bytes_of_slot(slot));
+            hooks::block_pushed(p, steps[slot]);
             st.heads[slot] = static_cast<free_block*>(p);
             return;
         }
@@ -109,17 +115,18 @@ struct span_core {
     }
 
     /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (exact_block_index) and its bit
-    /// clear (a block freed twice finds it set, a block of a clean
-    /// or purged span too). Anything else is returned, and nothing is done. Not seen: a
+    /// must be the start of a block of its span's class (exact_block_index, not in the
+    /// span's tail) and its bit clear (a block freed twice finds it set); a block of a
+    /// clean or purged span was freed twice too. Anything else is returned, and nothing
+    /// is done. Not seen: a
     /// block freed twice whose bitmap word its class took into its window in between
     /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
     /// bit; its owner's drain checks it (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
         span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block) [[unlikely]]
-            return free_verdict::not_a_block;
+        if (!is_block_index(sp, i)) [[unlikely]]
+            return verdict_off_blocks(sp, i);
         span_state& st = s();
         if constexpr (threaded)
             if (sp->owner != &st) [[unlikely]] {
@@ -128,14 +135,14 @@ struct span_core {
             }
         return set_free_bit(st, sp, p, i);
     }
-    // Every class fills its span exactly, so the index of a block-aligned offset is below
-    // the capacity: release_checked needs no compare with it.
-    static_assert([] {
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-            if (span_bytes % class_bytes_of_slot(slot) != 0)
-                return false;
-        return true;
-    }());
+    /// What is wrong with a pooled address whose exact_block_index is no block of its
+    /// span: a boundary of the class a clean or purged span served last was freed
+    /// twice (its span came clean at the first free); anything else (off a boundary, in
+    /// the tail, a span that never served a class) is not a block.
+    STA_COLD static free_verdict verdict_off_blocks(const span* sp, std::uint32_t i) noexcept {
+        return i != no_block && sp->capacity == 0 ? free_verdict::double_free
+                                                  : free_verdict::not_a_block;
+    }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
     /// of a live block (its bit clear; another thread's block: its boundary alone, the
@@ -143,8 +150,8 @@ struct span_core {
     static free_verdict block_state(const void* p) noexcept {
         const span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block)
-            return free_verdict::not_a_block;
+        if (!is_block_index(sp, i))
+            return verdict_off_blocks(sp, i);
         if constexpr (threaded)
             if (sp->owner != &s())
                 return free_verdict::freed;
@@ -354,7 +361,7 @@ struct span_core {
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;
         }
-        for (std::uint32_t slot = 0; slot < slot_count; ++slot)
+        for (std::uint32_t slot = 0; slot < class_slots; ++slot)
             if (st.current[slot] != nullptr)
                 retire_current(st, slot);
     }
@@ -444,9 +451,10 @@ struct span_core {
 
     /// A clean span starts serving a class: every block free in its bitmap (S2, S4).
     static void start(span* sp, std::uint32_t slot) noexcept {
-        const std::size_t bytes = class_bytes_of_slot(slot);
+        const std::size_t bytes = classes::bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
-        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes);
+        sp->block_bytes = static_cast<std::uint32_t>(bytes);
+        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes); // the rest: a tail (S2)
         sp->recip = reciprocal_of(bytes);
         sp->used = 0;
         sp->wake_at = 0;
@@ -542,18 +550,19 @@ struct span_core {
             }
             ++out.spans_in_use;
             const std::size_t bytes = span_class_bytes(&sp);
-            class_stats& c = out.classes[smallest_class_slot - sp.slot];
+            class_stats& c = out.classes[classes::ordinal_of_slot(sp.slot)];
             const std::size_t blocks = sp.capacity - sp.used; // in the bitmap (S4)
             c.free_blocks += blocks;
             out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - sp.capacity * bytes;
         });
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
-            class_stats& c = out.classes[smallest_class_slot - slot];
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            class_stats& c = out.classes[n];
             std::size_t blocks = std::size_t{bits_set(st.bits[slot])};
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
-            out.bytes_free += blocks * class_bytes_of_slot(slot);
+            out.bytes_free += blocks * steps[slot];
         }
         out.bytes_in_use_high_water = out.bytes_reserved;
     }
@@ -562,13 +571,14 @@ struct span_core {
     /// build's report of a double free.
     static std::size_t free_list_class_of(const void* p) noexcept {
         const span_state& st = s();
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 if (b == p)
-                    return class_bytes_of_slot(slot);
+                    return steps[slot];
             const auto d =
                 static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
-            const std::size_t bytes = class_bytes_of_slot(slot);
+            const std::size_t bytes = steps[slot];
             if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
                 ((st.bits[slot] >> (d / bytes)) & 1) != 0)
                 return bytes;
