@@ -116,10 +116,11 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return bytes > poor_fit_floor && bytes <= max_class_bytes &&
                pooled_bytes(bytes) - bytes > bytes / 4;
     }
-    /// Does any request fit its class poorly? Not with quarter classes.
+    /// Does any request fit its class poorly? Not with quarter classes. The worst fit of
+    /// a class is the size one above the class below it: only those are asked.
     static constexpr bool has_poor_fits = [] {
-        for (std::size_t n = poor_fit_floor + 1; n <= max_class_bytes; ++n)
-            if (poor_fit(n))
+        for (std::uint32_t n = 0; n + 1 < classes::count; ++n)
+            if (poor_fit(classes::bytes_of_slot(classes::slot_of_ordinal(n)) + 1))
                 return true;
         return false;
     }();
@@ -195,9 +196,11 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     }
     static_assert(pooled_bytes(1) == 16 && pooled_bytes(16) == 16 && pooled_bytes(17) == 32 &&
                   pooled_bytes(1024) == 1024 && pooled_bytes(max_class_bytes) == max_class_bytes);
-    static_assert([] { // CS3: every class a request takes is a multiple of 16
-        for (std::size_t n = 1; n <= max_class_bytes; ++n)
-            if (pooled_bytes(n) % min_bytes != 0 || pooled_bytes(n) < n)
+    static_assert([] { // CS3: every class a request takes is a multiple of 16 (a request
+                       // takes the class of its size rounded up to 16: those are asked)
+        for (std::size_t n = min_bytes; n <= max_class_bytes; n += min_bytes)
+            if (pooled_bytes(n) % min_bytes != 0 || pooled_bytes(n) < n ||
+                pooled_slot(n - 15) != pooled_slot(n))
                 return false;
         return true;
     }());

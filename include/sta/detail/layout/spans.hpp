@@ -139,7 +139,8 @@ struct span_core {
     /// span: a boundary of the class a clean or purged span served last was freed
     /// twice (its span came clean at the first free); anything else (off a boundary, in
     /// the tail, a span that never served a class) is not a block.
-    STA_COLD static free_verdict verdict_off_blocks(const span* sp, std::uint32_t i) noexcept {
+    STA_FORCE_INLINE static free_verdict verdict_off_blocks(const span* sp,
+                                                            std::uint32_t i) noexcept {
         return i != no_block && sp->capacity == 0 ? free_verdict::double_free
                                                   : free_verdict::not_a_block;
     }

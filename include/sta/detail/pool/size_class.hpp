@@ -24,7 +24,8 @@
 // over sizes spread evenly). The slot, from key = size - 1 < 32 KiB, is one `lzcnt`
 // (b = bit_width(key | 32) - 1, the power of two below the size, at least 32) and a shift
 // of the next two bits: slot = 4 b - 20 + (key >> (b - 2)). The `| 32` makes sizes up
-// to 32 B land in the 8 B steps by the same formula.
+// to 32 B land in the 8 B steps by the same formula. At run time the pool reads that
+// formula's answer from a table of key / 8 (slot_table): fewer instructions.
 //
 //     size          slot    block        size            slot    block
 //     1 .. 8        0       8            65 .. 80        8       80
@@ -40,10 +41,12 @@
 
 #include "sta/detail/config.hpp"
 
+#include <array>
 #include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace sta::detail {
 
@@ -144,14 +147,37 @@ struct power_of_two_classes {
     }
 };
 
+/// The quarter classes' rule (the file comment): b = bit_width(key | 32) - 1, then the
+/// two bits below the top one.
+constexpr std::uint32_t quarter_slot_by_formula(std::size_t key) noexcept {
+    const auto k = static_cast<std::uint32_t>(key);
+    const auto b = static_cast<std::uint32_t>(31 - std::countl_zero(k | 32u));
+    return 4 * b - 20 + (k >> (b - 2));
+}
+
 /// Four classes per power of two above 64 B, 8 B steps below (the file comment).
 struct quarter_classes {
     static constexpr const char* name = "quarter";
     static constexpr std::uint32_t count = 44;
+    static constexpr std::uint32_t slot_by_formula(std::size_t key) noexcept {
+        return quarter_slot_by_formula(key);
+    }
+    /// The rule for every key / 8 (every class boundary is a multiple of 8): at run time
+    /// one shift and one byte load, as cheap as the seed's lzcnt, where the formula takes
+    /// six instructions without BMI2 (docs/size_classes.md). 4 KiB; a program touches the
+    /// 64-byte lines of the sizes it asks for.
+    static constexpr std::array<std::uint8_t, max_class_bytes / 8> slot_table = [] {
+        std::array<std::uint8_t, max_class_bytes / 8> out{};
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<std::uint8_t>(quarter_slot_by_formula(i * 8));
+        return out;
+    }();
+    /// The canonical slot of key = size - 1 < max_class_bytes: the formula, through the
+    /// table at run time.
     STA_FORCE_INLINE static constexpr std::uint32_t slot_of_key(std::size_t key) noexcept {
-        const auto k = static_cast<std::uint32_t>(key);
-        const auto b = static_cast<std::uint32_t>(31 - std::countl_zero(k | 32u));
-        return 4 * b - 20 + (k >> (b - 2));
+        if (std::is_constant_evaluated())
+            return slot_by_formula(key);
+        return slot_table[key >> 3];
     }
     static constexpr std::size_t bytes_of_slot(std::uint32_t slot) noexcept {
         return slot < 4 ? std::size_t{slot + 1} * 8
@@ -210,7 +236,9 @@ static_assert([] { // every size lands in the smallest class that holds it
         const std::size_t bytes = quarter_classes::bytes_of_slot(slot);
         const std::size_t below = slot == 0 ? 0 : quarter_classes::bytes_of_slot(slot - 1);
         if (bytes <= below || quarter_classes::slot_of_key(bytes - 1) != slot ||
-            quarter_classes::slot_of_key(below) != slot)
+            quarter_classes::slot_of_key(below) != slot ||
+            quarter_classes::slot_table[(bytes - 1) / 8] != slot ||
+            quarter_classes::slot_table[below / 8] != slot)
             return false;
     }
     return true;
