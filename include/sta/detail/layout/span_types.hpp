@@ -59,7 +59,8 @@
 //  S5  heads[slot] holds only blocks of current[slot]. window[slot] is the address of
 //      block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
 //      the blocks of that word the class has not handed out; all three are empty when
-//      there is no current span. A word taken is zero in the bitmap.
+//      there is no current span. A word taken is zero in the bitmap. scan <= frontier:
+//      the words from frontier on were never taken since the span started its class.
 //  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
 //      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
@@ -120,6 +121,9 @@ struct alignas(64) span {
     std::uint16_t scan = 0;            // S5: the next bitmap word the class takes
     std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
     span_role role = span_role::clean; // S3
+    /// S5: the bitmap words its class has taken since it started serving it; the blocks of
+    /// the words from there on were never handed out, their pages never touched.
+    std::uint16_t frontier = 0;
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;

@@ -258,10 +258,20 @@ struct span_core {
 
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
     /// class's window (S5: zero in the bitmap, its blocks held by the class). False when
-    /// none is left before the bitmap's end.
+    /// none is left before the bitmap's end. Before the class takes a word it never took
+    /// (its frontier, S5), it goes back to the first word if a quarter of the blocks of
+    /// the words it took are free again: blocks freed behind it are handed out again
+    /// before fresh pages are touched, so a class that churns keeps the pages of its
+    /// live set, not of its whole span.
     static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t words = (sp->capacity + 63) / 64;
+        if (sp->scan >= sp->frontier && sp->frontier < words) {
+            const std::uint32_t taken = std::uint32_t{sp->frontier} * 64; // < capacity
+            const std::uint32_t free_behind = sp->capacity - sp->used - (sp->capacity - taken);
+            if (taken != 0 && free_behind >= reuse_threshold(taken))
+                sp->scan = 0;
+        }
         for (std::uint32_t w = sp->scan; w < words; ++w) {
             const std::uint64_t bits = bitmap[w];
             if (bits == 0)
@@ -270,6 +280,8 @@ struct span_core {
             sp->used += bits_set(bits);
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             sp->scan = static_cast<std::uint16_t>(w + 1);
+            if (sp->scan > sp->frontier)
+                sp->frontier = sp->scan;
             st.bits[slot] = bits;
             st.window[slot] = span_begin(sp) + std::size_t{w} * 64 * span_class_bytes(sp);
             return true;
@@ -460,6 +472,7 @@ struct span_core {
         sp->used = 0;
         sp->wake_at = 0;
         sp->scan = 0;
+        sp->frontier = 0;
         sp->role = span_role::current;
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
