@@ -294,12 +294,11 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         if (c_release_checks)
             check_live(p);
         if (bytes - 1 < fast_limit && is_pool_segment(p)) { // from class to class
-            const std::uint32_t from_slot = span_of(p)->slot;
-            const std::size_t old_usable = classes::bytes_of_slot(from_slot);
+            const std::size_t old_usable = pooled_block_bytes(p);
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
                 [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
-                [p, from_slot] { Pool::free_class(p, from_slot); });
+                [p] { Pool::free_in_span(p); }); // its bit, as free's: a later free of p sees it
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
