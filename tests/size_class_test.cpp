@@ -1,5 +1,7 @@
 // The slot index: countl_zero(uint32_t(size - 1)), clamped for sizes above 4 GiB; the two
 // class sets (the seed's powers of two, the quarter classes) and the span's reciprocal.
+#include "support/class_sets.hpp"
+
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
@@ -69,20 +71,8 @@ TEST(SizeClass, HugeSizesNeverReachASmallSlot) {
 // the size_class_set contract: slot_of_key, bytes_of_slot, the ordinals, and what the
 // pools build on them (class_alignment, aligned_request, the span's reciprocal).
 // ---------------------------------------------------------------------------------
-/// Every class of a set, smallest first: (slot, bytes).
-struct class_entry {
-    std::uint32_t slot;
-    std::size_t bytes;
-};
-template <class Classes>
-std::vector<class_entry> classes_of() {
-    std::vector<class_entry> out;
-    for (std::uint32_t ordinal = 0; ordinal < Classes::count; ++ordinal) {
-        const std::uint32_t slot = Classes::slot_of_ordinal(ordinal);
-        out.push_back({slot, Classes::bytes_of_slot(slot)});
-    }
-    return out;
-}
+using sta_test::class_entry;
+using sta_test::classes_of;
 
 /// The naive reference: the slot of the smallest class that holds `size` bytes.
 template <class Classes>

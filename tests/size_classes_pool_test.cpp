@@ -3,6 +3,7 @@
 // requests to 16 (c_api/span_heap.hpp), the drop-in's memalign takes aligned classes
 // (c_api/malloc_heap.hpp), and the table dispatch keeps the seed's powers of two. Every
 // test has a pool family of its own and ends with the span checker (S1..S12).
+#include "support/class_sets.hpp"
 #include "support/pool_test_support.hpp"
 #include "support/span_checker.hpp"
 
@@ -49,21 +50,8 @@ using power_of_two_pool =
     if (!std::is_same_v<classes, quarter_classes>)                                                 \
     GTEST_SKIP() << "built with STA_POOL_QUARTER_CLASSES=0"
 
-/// A class of a set: its slot and block bytes.
-struct class_entry {
-    std::uint32_t slot;
-    std::size_t bytes;
-};
-/// Every class of a set, smallest first.
-template <class Classes>
-std::vector<class_entry> classes_of() {
-    std::vector<class_entry> out;
-    for (std::uint32_t ordinal = 0; ordinal < Classes::count; ++ordinal) {
-        const std::uint32_t slot = Classes::slot_of_ordinal(ordinal);
-        out.push_back({slot, Classes::bytes_of_slot(slot)});
-    }
-    return out;
-}
+using sta_test::class_entry;
+using sta_test::classes_of;
 
 std::size_t round_up_16(std::size_t n) {
     return (n + 15) & ~std::size_t{15};
