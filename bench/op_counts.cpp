@@ -242,15 +242,20 @@ void run_size() {
 template <std::uint32_t Bytes, class Family, bool CT>
 struct tag {};
 
-template <template <std::uint32_t, bool> class PeerOf, std::size_t... Shift>
-void run_sizes(const std::vector<std::uint32_t>& sizes, std::index_sequence<Shift...>) {
+/// The sizes op_counts can count: every power of two of the classes, and sizes between
+/// them that quarter classes serve (24, 48, 96, 200 and 3000 B: issue 26's list).
+using countable_sizes = std::integer_sequence<std::uint32_t, 8, 16, 24, 32, 48, 64, 96, 128, 200,
+                                              256, 512, 1024, 2048, 3000, 4096, 8192, 16384, 32768>;
+
+template <template <std::uint32_t, bool> class PeerOf, std::uint32_t... Sizes>
+void run_sizes(const std::vector<std::uint32_t>& sizes, std::integer_sequence<std::uint32_t, Sizes...>) {
     auto one = [&](auto size_constant) {
         constexpr std::uint32_t bytes = decltype(size_constant)::value;
         for (std::uint32_t s : sizes)
             if (s == bytes)
                 run_size<PeerOf, bytes>();
     };
-    (one(std::integral_constant<std::uint32_t, (std::uint32_t{8} << Shift)>{}), ...);
+    (one(std::integral_constant<std::uint32_t, Sizes>{}), ...);
 }
 
 /// The peer of a row at each (size, ct/rt): a pool family with a tag per size and mode,
@@ -279,7 +284,7 @@ struct row {
     static constexpr const char* name = Of::template peer<8, false>::name;
     static bool available() { return Of::template peer<8, false>::available(); }
     static void run(const std::vector<std::uint32_t>& sizes) {
-        run_sizes<Of::template peer>(sizes, std::make_index_sequence<13>{});
+        run_sizes<Of::template peer>(sizes, countable_sizes{});
     }
 };
 
@@ -317,6 +322,13 @@ int main(int argc, char** argv) {
         sizes.push_back(static_cast<std::uint32_t>(std::strtoul(argv[i], nullptr, 10)));
     if (sizes.empty())
         sizes = {8, 32, 256, 4096, 32768};
+    for (std::uint32_t s : sizes)
+        if (![s]<std::uint32_t... Sizes>(std::integer_sequence<std::uint32_t, Sizes...>) {
+                return ((s == Sizes) || ...);
+            }(countable_sizes{})) {
+            std::fprintf(stderr, "op_counts: %u B is not a size it counts (countable_sizes)\n", s);
+            return 2;
+        }
     const auto status = rows::call(argv[1], [&]<class Row>() {
         if (!Row::available()) {
             std::fprintf(stderr, "op_counts: %s is not available here\n", Row::name);

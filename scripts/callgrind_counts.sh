@@ -2,12 +2,13 @@
 # Instructions per allocator operation, counted by valgrind --tool=callgrind: stable
 # on a noisy machine where timings are not.
 #
-#   scripts/callgrind_counts.sh [--build DIR] [--out FILE] [allocator...]
+#   scripts/callgrind_counts.sh [--build DIR] [--out FILE] [--sizes "N ..."] [allocator...]
 #
 # DIR: the build folder (default build/bench); op_counts is built there first
 # (bench/build_targets.sh; cmake's output on stderr).
-# For each allocator, bench/op_counts runs the three patterns (fresh, pure_get,
-# balanced) at each size (8, 32, 256, 4096, 32768 B; compile-time and run-time sizes
+# For each allocator, bench/op_counts runs the four patterns (fresh, pure_get,
+# balanced, random) at each size (default 8, 32, 256, 4096, 32768 B, or the --sizes
+# given, of op_counts' countable_sizes; compile-time and run-time sizes
 # for the pool; every dispatch x layout: sta-table, sta-branch, sta-spans-table,
 # sta-spans-branch) twice, with 2 and 10 batches, under callgrind with collection on only
 # inside the measured loops. Instructions per op = the difference of the two runs
@@ -33,11 +34,13 @@ trap 'echo "callgrind_counts: failed (status $?) at line $LINENO: $BASH_COMMAND"
 cd "$(dirname "$0")/.."
 build=build/bench
 out=/dev/stdout
+sizes=()
 allocators=()
 while (($#)); do
     case "$1" in
         --build) build="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
+        --sizes) read -ra sizes <<<"$2"; shift 2 ;;
         -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) allocators+=("$1"); shift ;;
     esac
@@ -95,7 +98,7 @@ run() {
     local dir="$work/$name"
     mkdir -p "$dir"
     if ! (cd "$dir" && env LD_PRELOAD="$lib" ${run_env[$name]:-} valgrind --tool=callgrind \
-        --collect-atstart=no --callgrind-out-file=cg.%p "$driver" "$prog" >/dev/null \
+        --collect-atstart=no --callgrind-out-file=cg.%p "$driver" "$prog" "${sizes[@]}" >/dev/null \
         2>"$dir/log"); then
         echo "callgrind_counts: $name failed under valgrind; the end of its log:" >&2
         tail -n 20 "$dir/log" >&2

@@ -27,15 +27,16 @@ void expect_tiled(std::vector<held_block> held) {
     EXPECT_EQ(check_accounting<Pool>(held), "");
 }
 
-// Guards the guarantee: min(class size, 16) alignment for every class, bumped or recycled.
-TYPED_TEST(MemoryPool, EveryClassIsAlignedToMinOfItsSizeAndSixteen) {
+// Guards the guarantee: every block aligned to its class's alignment (the largest power of
+// two dividing it, at most 16: detail::class_alignment), bumped or recycled.
+TYPED_TEST(MemoryPool, EveryClassIsAlignedAsItsClassPromises) {
     FRESH_POOL;
     std::vector<held_block> held;
     for (int round = 0; round < 3; ++round) {
         for (std::size_t bytes = 1; bytes <= 32768; bytes = bytes * 3 / 2 + 1) {
             void* p = pool::alloc(bytes);
             ASSERT_NE(p, nullptr);
-            EXPECT_TRUE(aligned(p, guaranteed_alignment(bytes))) << bytes;
+            EXPECT_TRUE(aligned(p, guaranteed_alignment<typename pool::classes>(bytes))) << bytes;
             if (round == 1)
                 pool::free(p, bytes);
             else
@@ -71,7 +72,8 @@ TYPED_TEST(MemoryPool, FreeOfNullDoesNothing) {
     pool::template free<64>(nullptr);
     pool::free(nullptr, 0);
     pool::free(nullptr, 100000);
-    EXPECT_EQ(pool::detail_state().heads[26], nullptr);
+    EXPECT_EQ(pool::detail_state().heads[sta::detail::slot_of_size<typename pool::classes>(64)],
+              nullptr);
     void* b = pool::alloc(64);
     EXPECT_NE(b, nullptr);
     expect_tiled<pool>({{a, 64}, {b, 64}});
@@ -166,9 +168,15 @@ TYPED_TEST(MemoryPool, FailedReallocLeavesTheOldBlockIntact) {
 // Guards realloc within a class: no move, no copy.
 TYPED_TEST(MemoryPool, ReallocWithinAClassKeepsThePointer) {
     FRESH_POOL;
+    // The class of 40 B: 64 B in powers of two, 40 B in quarter classes; either way 33 B
+    // (one byte above the 32 B class) is its smallest request.
+    using classes = typename pool::classes;
+    const std::size_t top = sta::detail::bytes_of_size<classes>(40);
+    ASSERT_EQ(sta::detail::bytes_of_size<classes>(33), top);
+    ASSERT_EQ(sta::detail::bytes_of_size<classes>(32), 32u);
     void* p = pool::alloc(40);
-    EXPECT_EQ(pool::realloc(p, 40, 64), p);
-    EXPECT_EQ(pool::realloc(p, 64, 33), p);
+    EXPECT_EQ(pool::realloc(p, 40, top), p);
+    EXPECT_EQ(pool::realloc(p, top, 33), p);
     void* z = pool::alloc(0);
     EXPECT_EQ(pool::realloc(z, 0, 8), z);
     expect_tiled<pool>({{p, 33}, {z, 8}});

@@ -127,8 +127,9 @@ void walk() {
             const std::size_t bytes = random_size(rng, odd_phase);
             void* p = pool::alloc(bytes);
             ASSERT_NE(p, nullptr) << "step " << step << " size " << bytes;
-            ASSERT_TRUE(
-                aligned(p, sta::detail::is_pooled_size(bytes) ? guaranteed_alignment(bytes) : 16))
+            ASSERT_TRUE(aligned(p, sta::detail::is_pooled_size(bytes)
+                                       ? guaranteed_alignment<typename pool::classes>(bytes)
+                                       : 16))
                 << "step " << step << " size " << bytes;
             const auto address = reinterpret_cast<std::uintptr_t>(p);
             ASSERT_FALSE(overlaps(live, address, bytes)) << "step " << step;
@@ -160,8 +161,8 @@ void walk() {
             // A pooled shrink never moves in the seed's layout; in spans, only within a class.
             if (sta::detail::is_pooled_size(b.bytes) && sta::detail::is_pooled_size(new_bytes) &&
                 new_bytes <= b.bytes &&
-                (!is_spans<V> || sta::detail::class_bytes_of_size(new_bytes) ==
-                                     sta::detail::class_bytes_of_size(b.bytes))) {
+                (!is_spans<V> || sta::detail::bytes_of_size<typename pool::classes>(new_bytes) ==
+                                     sta::detail::bytes_of_size<typename pool::classes>(b.bytes))) {
                 ASSERT_EQ(q, p) << "a shrink within the pool moved the block";
             }
             const auto address = reinterpret_cast<std::uintptr_t>(q);

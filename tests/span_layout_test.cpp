@@ -77,22 +77,26 @@ TYPED_TEST(SpanLayout, EachClassBumpsInItsOwnSpan) {
 // to that span's bitmap and waits there while the class has other blocks.
 TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     FRESH_POOL;
+    using classes = typename pool::classes;
+    // A 48 B request and the whole class it takes (64 B in powers of two, 48 B itself
+    // in quarter classes).
+    const std::size_t whole = sta::detail::bytes_of_size<classes>(48);
     void* a = pool::alloc(48);
     void* b = pool::alloc(48);
     pool::free(a, 48);
-    EXPECT_EQ(pool::detail_state().heads[26], a);
+    EXPECT_EQ(pool::detail_state().heads[sta::detail::slot_of_size<classes>(48)], a);
     EXPECT_FALSE(in_bitmap(a));
-    EXPECT_EQ(pool::alloc(64), a);
-    std::vector<void*> rest = fill_one_span<pool>(64); // b's span is spent, then another
+    EXPECT_EQ(pool::alloc(whole), a);
+    std::vector<void*> rest = fill_one_span<pool>(whole); // b's span is spent, then another
     const auto* old_span = span_of(b);
     ASSERT_NE(span_of(rest.back()), old_span);
     pool::free(b, 48); // b's span is no longer current
     EXPECT_TRUE(in_bitmap(b));
-    auto* c = static_cast<std::byte*>(pool::alloc(64));
+    auto* c = static_cast<std::byte*>(pool::alloc(whole));
     EXPECT_NE(static_cast<void*>(c), b); // the current span's window, not b
-    std::vector<held_block> held{{a, 64}, {c, 64}};
+    std::vector<held_block> held{{a, whole}, {c, whole}};
     for (void* p : rest)
-        held.push_back({p, 64});
+        held.push_back({p, whole});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
@@ -217,7 +221,7 @@ TYPED_TEST(SpanLayout, ShrinkToASmallerClassMovesWithTheContent) {
     auto* q = static_cast<unsigned char*>(pool::realloc(p, 4096, 100));
     ASSERT_NE(q, nullptr);
     EXPECT_NE(static_cast<void*>(q), static_cast<void*>(p));
-    EXPECT_EQ(span_of(q)->slot, sta::detail::slot_of(128));
+    EXPECT_EQ(span_of(q)->slot, sta::detail::slot_of_size<typename pool::classes>(100));
     for (int i = 0; i < 100; ++i)
         ASSERT_EQ(q[i], 0x11);
     EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{q, 100}}), "");
@@ -273,8 +277,12 @@ TYPED_TEST(SpanLayout, ASegmentAboveTheSegmentMapIsRefused) {
 // new segment's spans have no page resident yet: purged).
 TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     FRESH_POOL;
-    pool::set_prefault(false);  // whatever the build's default (STA_POOL_PREFAULT)
-    void* a = pool::alloc(100); // 128 B class
+    using classes = typename pool::classes;
+    pool::set_prefault(false); // whatever the build's default (STA_POOL_PREFAULT)
+    // 100 B takes the 128 B class in powers of two, the 112 B class in quarter classes.
+    const std::size_t class100 = sta::detail::bytes_of_size<classes>(100);
+    ASSERT_EQ(sta::detail::bytes_of_size<classes>(5), 8u);
+    void* a = pool::alloc(100);
     void* b = pool::alloc(100);
     void* c = pool::alloc(5); // 8 B class
     pool::free(a, 100);
@@ -283,9 +291,11 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     EXPECT_EQ(s.mapping_bytes, sta::detail::segment_bytes);
     EXPECT_EQ(s.spans_in_use, 2u);
     EXPECT_EQ(s.spans_clean + s.spans_purged, sta::detail::block_spans_per_segment - 2);
-    EXPECT_EQ(s.bytes_in_use, 128u + 8u);
+    EXPECT_EQ(s.bytes_in_use, class100 + 8u);
     EXPECT_EQ(s.bytes_in_use + s.bytes_free, s.bytes_reserved);
-    EXPECT_EQ(s.classes[4].free_blocks, span_of(b)->capacity - 1u);
+    ASSERT_EQ(s.class_count, classes::count);
+    ASSERT_NE(s.of_class(class100), nullptr);
+    EXPECT_EQ(s.of_class(class100)->free_blocks, span_of(b)->capacity - 1u);
     pool::free(b, 100);
     pool::free(c, 5);
     EXPECT_EQ(pool::stats().bytes_in_use, 0u);

@@ -174,13 +174,18 @@ sta::detail::pool_state* own_state() {
     return &Pool::detail_state();
 }
 
-/// Every pooled class, at its size and just above half of it: 8 B .. 32 KiB.
+/// Every pooled class of the set, at its size and one byte above the class below (its
+/// smallest request): 8 B .. 32 KiB.
+template <class Classes>
 std::vector<std::size_t> pooled_sizes() {
     std::vector<std::size_t> out;
-    for (std::size_t c = 8; c <= max_class_bytes; c *= 2) {
+    std::size_t below = 0;
+    for (std::uint32_t ordinal = 0; ordinal < Classes::count; ++ordinal) {
+        const std::size_t c = Classes::bytes_of_slot(Classes::slot_of_ordinal(ordinal));
         out.push_back(c);
-        if (c > 8)
-            out.push_back(c / 2 + 1);
+        if (below + 1 != c)
+            out.push_back(below + 1);
+        below = c;
     }
     return out;
 }
@@ -242,7 +247,7 @@ TYPED_TEST(PerThread, ProducerConsumer) {
     std::thread consumers[] = {std::thread(consume), std::thread(consume)};
 
     // The main thread produces: it owns nothing in this family before.
-    std::vector<std::size_t> sizes = pooled_sizes();
+    std::vector<std::size_t> sizes = pooled_sizes<typename pool::classes>();
     sizes.insert(sizes.end(), {40000, 300000, 600000}); // private heap, private heap, malloc
     std::size_t made = 0;
     std::vector<sent_block> batch;
@@ -306,7 +311,7 @@ TYPED_TEST(PerThread, ABlockFreedElsewhereGoesBackToItsOwner) {
 // that pool (no new one) with every block back and every span intact.
 TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     FRESH_POOL;
-    std::vector<std::size_t> sizes = pooled_sizes();
+    std::vector<std::size_t> sizes = pooled_sizes<typename pool::classes>();
     sizes.insert(sizes.end(), {40000, 300000});
     std::vector<sent_block> for_worker, for_main;
     count_latch handed_over(1);
@@ -493,8 +498,8 @@ TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
 }
 
 // Guards the C API on per-thread pools (c_span_heap): blocks malloc'd on one thread,
-// pooled, poor fits (private heap) and above 32 KiB, freed or reallocated on another
-// keep their content and all go home.
+// pooled, poor fits (private heap; only the seed's powers of two have them) and above
+// 32 KiB, freed or reallocated on another keep their content and all go home.
 TYPED_TEST(PerThread, CApiAcrossThreads) {
     FRESH_POOL;
     using heap = sta::detail::c_span_heap<pool>;
@@ -515,7 +520,7 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
             list->push_back({p, r.from, index++});
         }
     }
-    ASSERT_TRUE(heap::poor_fit(4300));
+    ASSERT_EQ(heap::poor_fit(4300), heap::has_poor_fits); // 4300 B is one where there are any
 
     std::vector<sent_block> moved; // reallocated on the other thread, freed back here
     std::size_t damaged = 0, short_blocks = 0;
@@ -595,7 +600,10 @@ TYPED_TEST(PerThread, ReallocMovesAnotherThreadsBlockIntoTheCallersPool) {
         std::size_t from, to;
         bool stays;
     };
-    constexpr resize resizes[] = {{100, 3000, false},     {100, 120, true},
+    // Within a class: 100 B to the top of its class (128 B in powers of two, 112 B in
+    // quarter classes).
+    constexpr std::size_t class100 = sta::detail::bytes_of_size<typename pool::classes>(100);
+    constexpr resize resizes[] = {{100, 3000, false},     {100, class100, true},
                                   {40000, 60000, false},  {40000, 600000, false},
                                   {600000, 50000, false}, {40000, 1000, false}};
     std::vector<sent_block> blocks;

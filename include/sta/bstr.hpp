@@ -182,15 +182,15 @@ struct system {
 
 /// A sta::memory_pool (or a tagged basic_memory_pool). The block size is derived from
 /// the BSTR's byte count, so the sized free and realloc need no header of their own.
-/// Up to 32 KiB the block is asked for as its whole power-of-two class, so growth within
-/// the class keeps the block without calling the pool at all. Above, sizes are rounded up to steps
-/// of 1/8 of their power of two (at most 12.5% spare), so a string that keeps growing reallocates
-/// O(log n) times instead of on every append.
+/// Up to 32 KiB the block is asked for as its whole size class (Pool::classes), so growth
+/// within the class keeps the block without calling the pool at all. Above, sizes are rounded up to
+/// steps of 1/8 of their power of two (at most 12.5% spare), so a string that keeps growing
+/// reallocates O(log n) times instead of on every append.
 template <class Pool = memory_pool>
 struct pool {
     static constexpr std::size_t capacity(std::size_t bytes) noexcept {
         if (bytes <= Pool::max_pooled_bytes)
-            return detail::class_bytes_of_size(bytes);
+            return detail::bytes_of_size<typename Pool::classes>(bytes);
         const std::size_t step = std::bit_floor(bytes) / 8;
         return (bytes + step - 1) / step * step;
     }

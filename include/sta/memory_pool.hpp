@@ -1,10 +1,10 @@
 // sta-pool: sta::memory_pool — a pool for memory that lives on one thread.
 //
-// Power-of-two size classes from 8 B to 32 KiB, found with one lzcnt; LIFO free
-// lists over pages from the OS, bump allocation in the newest page; sizes above
-// 32 KiB go to the next tiers. All functions are static: a (dispatch, tag, layout,
-// threads) combination names one pool family, constant-initialised, so it works from
-// any global constructor or destructor.
+// Size classes from 8 B to 32 KiB, found with one lzcnt: four per power of two on the
+// span layout, the seed's powers of two on its shared cursor and under its tables
+// (detail/pool/size_class.hpp); sizes above 32 KiB go to the next tiers. All functions are static:
+// a (dispatch, tag, layout, threads) combination names one pool family, constant-initialised, so it
+// works from any global constructor or destructor.
 //
 // The thread rule, chosen by the Threads policy (detail/home/one_owner.hpp,
 // detail/home/per_thread.hpp):
@@ -17,7 +17,9 @@
 //     unless NDEBUG) abort with a message naming both threads when another thread
 //     calls; release builds do not check.
 //
-// Memory is kept until the process ends: pages are never returned to the OS.
+// Memory goes back to the OS: the span layout gives a span whose blocks have all come
+// back after the purge delay (set_purge_delay, trim); the seed's shared cursor keeps its
+// pages until the process ends.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -80,6 +82,8 @@ namespace layout {
 /// all pages, page tails carved into the lists (see detail/layout/shared_cursor.hpp).
 struct shared_cursor {
     static constexpr const char* name = "shared_cursor";
+    /// Its carving of page tails into classes needs powers of two.
+    using classes = detail::power_of_two_classes;
     using state = detail::shared_cursor_state;
     template <class Engine>
     using core = detail::shared_cursor_core<Engine>;
@@ -89,6 +93,12 @@ struct shared_cursor {
 /// have all come back serves any class again (see detail/layout/spans.hpp).
 struct spans {
     static constexpr const char* name = "spans";
+    /// The classes under the inline-branch dispatch (the tables take powers of two).
+#if STA_POOL_QUARTER_CLASSES
+    using classes = detail::quarter_classes;
+#else
+    using classes = detail::power_of_two_classes;
+#endif
     using state = detail::span_state;
     template <class Engine>
     using core = detail::span_core<Engine>;
@@ -149,6 +159,8 @@ class basic_memory_pool {
 
   public:
     using engine = typename Dispatch::template engine<Layout, Threads, Tag>;
+    /// The pool's size classes (detail/pool/size_class.hpp).
+    using classes = typename engine::classes;
     using layout_policy = Layout;
     using threads_policy = Threads;
     /// True when every thread has a pool of its own.
@@ -159,8 +171,10 @@ class basic_memory_pool {
     static constexpr std::size_t max_page_bytes = detail::max_page_bytes;
     static constexpr std::size_t max_pooled_bytes = detail::max_class_bytes;
 
-    /// A block of at least `bytes`, aligned to min(bit_ceil(bytes), 16); a unique
-    /// block for 0. nullptr only when the OS (or malloc, above 32 KiB) refuses.
+    /// A block of at least `bytes`, aligned to the alignment of its class (at least
+    /// min(bit_ceil(bytes), 8), 16 for any class that is a multiple of 16:
+    /// detail::class_alignment); a unique block for 0. nullptr only when the OS (or malloc, above
+    /// 32 KiB) refuses.
     [[nodiscard]] STA_FORCE_INLINE static void* alloc(std::size_t bytes) noexcept {
         engine::home::check_thread();
         void* p = engine::alloc(bytes);
@@ -196,21 +210,21 @@ class basic_memory_pool {
         engine::template free<Bytes>(p);
     }
 
-    /// alloc(class_bytes_of_slot(slot)) for a caller that has the class's slot already
-    /// (detail::pooled_slot_of_key): the C API's malloc, which names no size to the
-    /// pool beyond the class.
+    /// alloc(classes::bytes_of_slot(slot)) for a caller that has the class's slot already
+    /// (classes::slot_of_key): the C API's malloc, which names no size to the pool beyond
+    /// the class.
     [[nodiscard]] STA_FORCE_INLINE static void* alloc_class(std::uint32_t slot) noexcept {
         engine::home::check_thread();
         void* p = engine::alloc_slot(slot);
-        after_alloc(p, detail::class_bytes_of_slot(slot));
+        after_alloc(p, classes::bytes_of_slot(slot));
         return p;
     }
 
-    /// free(p, class_bytes_of_slot(slot)) for a block that alloc_class(slot) (or alloc of
-    /// those class bytes) gave.
+    /// free(p, classes::bytes_of_slot(slot)) for a block that alloc_class(slot) (or alloc
+    /// of those class bytes) gave.
     STA_FORCE_INLINE static void free_class(void* p, std::uint32_t slot) noexcept {
         engine::home::check_thread();
-        before_free(p, detail::class_bytes_of_slot(slot));
+        before_free(p, classes::bytes_of_slot(slot));
         engine::push(slot, p);
     }
 
@@ -250,7 +264,7 @@ class basic_memory_pool {
         const bool new_pooled = detail::is_pooled_size(new_bytes);
         if (old_pooled && new_pooled) {
             const std::size_t old_class = core::class_bytes_of_block(p, old_bytes);
-            const std::size_t new_class = detail::class_bytes_of_size(new_bytes);
+            const std::size_t new_class = detail::bytes_of_size<classes>(new_bytes);
             if (new_class == old_class ||
                 core::resize_in_place(static_cast<std::byte*>(p), old_class, new_class))
                 return resized_in_place(p, old_bytes, new_bytes, new_class);
@@ -347,11 +361,12 @@ class basic_memory_pool {
     static pool_stats stats() noexcept {
         engine::home::check_thread();
         pool_stats out;
-        for (std::uint32_t i = 0; i < detail::class_count; ++i) {
+        out.class_count = classes::count;
+        for (std::uint32_t i = 0; i < classes::count; ++i) {
             class_stats& c = out.classes[i];
-            c.block_bytes = detail::class_bytes_of_slot(detail::smallest_class_slot - i);
+            c.block_bytes = classes::bytes_of_slot(classes::slot_of_ordinal(i));
 #if STA_POOL_STATS
-            const std::uint32_t slot = detail::smallest_class_slot - i;
+            const std::uint32_t slot = classes::slot_of_ordinal(i);
             c.allocations = engine::state().allocations[slot];
             c.frees = engine::state().frees[slot];
             c.live_blocks = static_cast<std::size_t>(c.allocations - c.frees);
@@ -443,8 +458,8 @@ class basic_memory_pool {
     STA_FORCE_INLINE static void count_alloc([[maybe_unused]] std::size_t bytes) noexcept {
 #if STA_POOL_STATS
         auto& s = engine::state(); // the allocation gave the thread its pool
-        ++s.allocations[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
-        s.bytes_in_use += detail::class_bytes_of_size(bytes);
+        ++s.allocations[detail::slot_of_size<classes>(bytes)];
+        s.bytes_in_use += detail::bytes_of_size<classes>(bytes);
         if (s.bytes_in_use > s.bytes_in_use_high_water)
             s.bytes_in_use_high_water = s.bytes_in_use;
 #endif
@@ -455,8 +470,8 @@ class basic_memory_pool {
         if (st == nullptr)
             return;
         auto& s = *st;
-        ++s.frees[detail::canonical_slot(detail::slot_of(bytes ? bytes : 1))];
-        s.bytes_in_use -= detail::class_bytes_of_size(bytes);
+        ++s.frees[detail::slot_of_size<classes>(bytes)];
+        s.bytes_in_use -= detail::bytes_of_size<classes>(bytes);
 #endif
     }
 };

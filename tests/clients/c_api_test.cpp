@@ -313,49 +313,91 @@ TYPED_TEST_SUITE(CSpanHeap, span_variants, variant_names);
 #define FRESH_SPAN_HEAP                                                                            \
     struct tag {};                                                                                 \
     using pool = fresh_pool<TypeParam, tag>;                                                       \
-    using heap = sta::detail::c_span_heap<pool>
+    using heap = sta::detail::c_span_heap<pool>;                                                   \
+    using classes [[maybe_unused]] = typename pool::classes
 
 constexpr std::size_t largest_class = sta::detail::max_class_bytes;
 
-/// What a request of `bytes` (1 .. 32 KiB) gets on the span layout: its class, at
-/// least 16 bytes.
+/// What a request of `bytes` (1 .. 32 KiB) gets on the span layout: the class of
+/// `bytes` rounded up to a multiple of 16 (CS3), in the pool's class set.
+template <class Classes>
 constexpr std::size_t span_class_of(std::size_t bytes) {
-    return sta::detail::class_bytes_of_size(bytes < 16 ? 16 : bytes);
+    return sta::detail::bytes_of_size<Classes>((bytes + 15) / 16 * 16);
 }
 
-/// Requests that land in the class of `class_bytes`: its lower boundary (one byte above
-/// the class below), sizes between, and its upper boundary.
-std::vector<std::size_t> sizes_of_class(std::size_t class_bytes) {
-    const std::size_t low = class_bytes == 16 ? 1 : class_bytes / 2 + 1;
-    std::vector<std::size_t> out{low, low + 1, (low + class_bytes) / 2, class_bytes - 1,
-                                 class_bytes};
-    if (class_bytes == 16)
-        out = {1, 2, 7, 8, 9, 15, 16};
+/// Every class a request can take through the C API, smallest first: 16 B, then the
+/// class of one byte more than the one before (with quarter classes: 16, 32, 48, 64, 80,
+/// 96, ...; 8, 24, 40 and 56 B take no request of the C API).
+template <class Classes>
+std::vector<std::size_t> c_classes() {
+    std::vector<std::size_t> out{span_class_of<Classes>(1)};
+    while (out.back() < largest_class)
+        out.push_back(span_class_of<Classes>(out.back() + 1));
     return out;
+}
+static_assert(span_class_of<sta::detail::quarter_classes>(40) == 48 &&
+              span_class_of<sta::detail::quarter_classes>(100) == 112 &&
+              span_class_of<sta::detail::power_of_two_classes>(40) == 64 &&
+              span_class_of<sta::detail::power_of_two_classes>(1) == 16);
+
+/// Requests that land in the class of `class_bytes` (one of c_classes): its lower
+/// boundary (one byte above the class below), sizes between, and its upper boundary.
+template <class Classes>
+std::vector<std::size_t> sizes_of_class(std::size_t class_bytes) {
+    if (class_bytes == 16)
+        return {1, 2, 7, 8, 9, 15, 16};
+    std::size_t below = 16;
+    for (std::size_t c : c_classes<Classes>())
+        if (c < class_bytes)
+            below = c;
+    const std::size_t low = below + 1;
+    return {low, low + 1, (low + class_bytes) / 2, class_bytes - 1, class_bytes};
 }
 
 /// The rule of CS2, written out: above 1 KiB, a request its class would round up by
 /// more than a quarter is a poor fit and goes to the private heap with a header.
+template <class Classes>
 constexpr bool poor_fit(std::size_t bytes) {
-    return bytes > 1024 && bytes <= largest_class && span_class_of(bytes) - bytes > bytes / 4;
+    return bytes > 1024 && bytes <= largest_class &&
+           span_class_of<Classes>(bytes) - bytes > bytes / 4;
 }
-static_assert(poor_fit(1025) && poor_fit(4300) && !poor_fit(1024) && !poor_fit(3277) &&
-              poor_fit(3276) && !poor_fit(32768));
+static_assert(poor_fit<sta::detail::power_of_two_classes>(1025) &&
+              poor_fit<sta::detail::power_of_two_classes>(4300) &&
+              !poor_fit<sta::detail::power_of_two_classes>(1024) &&
+              !poor_fit<sta::detail::power_of_two_classes>(3277) &&
+              poor_fit<sta::detail::power_of_two_classes>(3276) &&
+              !poor_fit<sta::detail::power_of_two_classes>(32768));
+static_assert(!poor_fit<sta::detail::quarter_classes>(1025) &&
+              !poor_fit<sta::detail::quarter_classes>(4300) &&
+              !poor_fit<sta::detail::quarter_classes>(3276) &&
+              !poor_fit<sta::detail::quarter_classes>(16385));
+
+/// Does the rule of CS2 make any request a poor fit in this class set?
+template <class Classes>
+constexpr bool any_poor_fit() {
+    for (std::size_t n = 1025; n <= largest_class; ++n)
+        if (poor_fit<Classes>(n))
+            return true;
+    return false;
+}
 
 /// What usable_size reports for a request of `bytes`: its class when pooled, else the
 /// size asked for.
+template <class Classes>
 constexpr std::size_t usable_of(std::size_t bytes) {
-    return bytes > largest_class || poor_fit(bytes) ? bytes : span_class_of(bytes);
+    return bytes > largest_class || poor_fit<Classes>(bytes) ? bytes
+                                                             : span_class_of<Classes>(bytes);
 }
 
 /// The pool's view of a live block of c_span_heap asked with `bytes`: a pooled block
 /// is its whole class (CS1); a big one starts 16 bytes before p (CS2); a poor fit lies
 /// in the private heap, which the checker does not walk (a null block).
+template <class Classes>
 held_block span_held(void* p, std::size_t bytes) {
-    if (poor_fit(bytes))
+    if (poor_fit<Classes>(bytes))
         return {nullptr, 0};
     if (bytes <= largest_class)
-        return {p, span_class_of(bytes)};
+        return {p, span_class_of<Classes>(bytes)};
     return {static_cast<std::byte*>(p) - 16, bytes + 16};
 }
 
@@ -404,7 +446,7 @@ TYPED_TEST(CSpanHeap, HugeSizesReturnNullWithEnomem) {
     EXPECT_STREQ(big, "big");
     EXPECT_EQ(heap::usable_size(small), 16u);
     EXPECT_EQ(heap::usable_size(big), 40000u);
-    EXPECT_EQ(tiled<pool>({span_held(small, 10), span_held(big, 40000)}), "");
+    EXPECT_EQ(tiled<pool>({span_held<classes>(small, 10), span_held<classes>(big, 40000)}), "");
     heap::free(small);
     heap::free(big);
     EXPECT_EQ(tiled<pool>({}), "");
@@ -425,9 +467,9 @@ TYPED_TEST(CSpanHeap, ReallocOfNullIsMalloc) {
     void* big = heap::realloc(nullptr, 50000);
     ASSERT_NE(p, nullptr);
     ASSERT_NE(big, nullptr);
-    EXPECT_EQ(heap::usable_size(p), 64u);
+    EXPECT_EQ(heap::usable_size(p), span_class_of<classes>(40));
     EXPECT_EQ(heap::usable_size(big), 50000u);
-    EXPECT_EQ(tiled<pool>({span_held(p, 40), span_held(big, 50000)}), "");
+    EXPECT_EQ(tiled<pool>({span_held<classes>(p, 40), span_held<classes>(big, 50000)}), "");
     heap::free(p);
     heap::free(big);
 }
@@ -439,17 +481,17 @@ TYPED_TEST(CSpanHeap, ReallocOfNullIsMalloc) {
 TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
     FRESH_SPAN_HEAP;
     using sta::detail::span_role;
-    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
+    for (std::size_t class_bytes : c_classes<classes>()) {
         std::vector<void*> blocks;
         std::vector<held_block> held;
-        for (std::size_t bytes : sizes_of_class(class_bytes)) {
-            if (poor_fit(bytes))
+        for (std::size_t bytes : sizes_of_class<classes>(class_bytes)) {
+            if (poor_fit<classes>(bytes))
                 continue; // PoorFitsTakeTheirSizeFromThePrivateHeap
             void* p = heap::malloc(bytes);
             ASSERT_NE(p, nullptr) << bytes;
             EXPECT_TRUE(aligned(p, 16)) << bytes;
             EXPECT_EQ(heap::usable_size(p), class_bytes) << bytes;
-            EXPECT_EQ(sta::detail::class_bytes_of_slot(span_of(p)->slot), class_bytes) << bytes;
+            EXPECT_EQ(classes::bytes_of_slot(span_of(p)->slot), class_bytes) << bytes;
             std::memset(p, 0xA5, class_bytes); // all of usable_size is the caller's
             blocks.push_back(p);
             held.push_back({p, class_bytes});
@@ -471,19 +513,22 @@ TYPED_TEST(CSpanHeap, UsableSizeAndFreeForEveryClass) {
 // Guards the poor fits (CS2): above 1 KiB, a size its class would round up by more
 // than a quarter lies outside the spans with its exact size in the header, frees back
 // to the private heap, and good_size says so; the sizes around each boundary of the
-// rule go where it says.
+// rule go where it says. With quarter classes the rule makes no size a poor fit, and
+// all of them lie in spans with their class as usable size.
 TYPED_TEST(CSpanHeap, PoorFitsTakeTheirSizeFromThePrivateHeap) {
     FRESH_SPAN_HEAP;
+    EXPECT_EQ(heap::has_poor_fits, any_poor_fit<classes>()) << classes::name;
+    EXPECT_EQ(heap::fast_limit, any_poor_fit<classes>() ? 1024u : largest_class);
     std::vector<std::pair<void*, std::size_t>> blocks;
     for (std::size_t bytes : {1024u, 1025u, 1600u, 1639u, 1640u, 3276u, 3277u, 4300u, 6553u, 6554u,
                               16385u, 26214u, 26215u, 32768u}) {
         void* p = heap::malloc(bytes);
         ASSERT_NE(p, nullptr) << bytes;
         EXPECT_TRUE(aligned(p, 16)) << bytes;
-        EXPECT_EQ(sta::detail::is_pool_segment(p), !poor_fit(bytes)) << bytes;
-        EXPECT_EQ(heap::usable_size(p), usable_of(bytes)) << bytes;
-        EXPECT_EQ(heap::good_size(bytes), usable_of(bytes)) << bytes;
-        if (poor_fit(bytes)) {
+        EXPECT_EQ(sta::detail::is_pool_segment(p), !poor_fit<classes>(bytes)) << bytes;
+        EXPECT_EQ(heap::usable_size(p), usable_of<classes>(bytes)) << bytes;
+        EXPECT_EQ(heap::good_size(bytes), usable_of<classes>(bytes)) << bytes;
+        if (poor_fit<classes>(bytes)) {
             EXPECT_EQ(stored_size(p), bytes);
         }
         std::memset(p, 0x5A, heap::usable_size(p));
@@ -491,7 +536,7 @@ TYPED_TEST(CSpanHeap, PoorFitsTakeTheirSizeFromThePrivateHeap) {
     }
     std::vector<held_block> held;
     for (auto [p, bytes] : blocks)
-        held.push_back(span_held(p, bytes));
+        held.push_back(span_held<classes>(p, bytes));
     EXPECT_EQ(tiled<pool>(held), "");
     for (auto [p, bytes] : blocks)
         heap::free(p);
@@ -501,8 +546,31 @@ TYPED_TEST(CSpanHeap, PoorFitsTakeTheirSizeFromThePrivateHeap) {
 
 // Guards realloc between poor fits: the private heap resizes the block (its content
 // kept, usable_size the new size), and a move to a good fit goes back into a span.
+// Only a class set with poor fits has them (the seed's powers of two); with quarter
+// classes the same sizes stay in spans, each in its class, the content kept.
 TYPED_TEST(CSpanHeap, ReallocBetweenPoorFitsStaysInThePrivateHeap) {
     FRESH_SPAN_HEAP;
+    if constexpr (!heap::has_poor_fits) {
+        auto* p = static_cast<unsigned char*>(heap::malloc(4300));
+        ASSERT_NE(p, nullptr);
+        for (std::size_t i = 0; i < 2100; ++i)
+            p[i] = static_cast<unsigned char>(i * 13);
+        for (const std::size_t n :
+             {std::size_t{4300}, std::size_t{5000}, std::size_t{2100}, std::size_t{4000}}) {
+            ASSERT_FALSE(poor_fit<classes>(n)) << n;
+            p = static_cast<unsigned char*>(heap::realloc(p, n));
+            ASSERT_NE(p, nullptr);
+            EXPECT_TRUE(sta::detail::is_pool_segment(p)) << n;
+            EXPECT_EQ(heap::usable_size(p), span_class_of<classes>(n)) << n;
+        }
+        for (std::size_t i = 0; i < 2100; ++i)
+            ASSERT_EQ(p[i], static_cast<unsigned char>(i * 13)) << "byte " << i;
+        EXPECT_EQ(tiled<pool>({span_held<classes>(p, 4000)}), "");
+        heap::free(p);
+        return;
+    }
+    ASSERT_TRUE(poor_fit<classes>(4300) && poor_fit<classes>(5000) && poor_fit<classes>(2100) &&
+                !poor_fit<classes>(4000));
     auto* p = static_cast<unsigned char*>(heap::malloc(4300));
     ASSERT_NE(p, nullptr);
     for (std::size_t i = 0; i < 4300; ++i)
@@ -518,10 +586,10 @@ TYPED_TEST(CSpanHeap, ReallocBetweenPoorFitsStaysInThePrivateHeap) {
     p = static_cast<unsigned char*>(heap::realloc(p, 4000)); // a good fit of 4 KiB
     ASSERT_NE(p, nullptr);
     EXPECT_TRUE(sta::detail::is_pool_segment(p));
-    EXPECT_EQ(heap::usable_size(p), 4096u);
+    EXPECT_EQ(heap::usable_size(p), span_class_of<classes>(4000));
     for (std::size_t i = 0; i < 2100; ++i)
         ASSERT_EQ(p[i], static_cast<unsigned char>(i * 13)) << "byte " << i;
-    EXPECT_EQ(tiled<pool>({span_held(p, 4000)}), "");
+    EXPECT_EQ(tiled<pool>({span_held<classes>(p, 4000)}), "");
     heap::free(p);
     EXPECT_EQ(tiled<pool>({}), "");
 }
@@ -544,7 +612,8 @@ TYPED_TEST(CSpanHeap, TheTierBoundaryIs32KiB) {
     EXPECT_TRUE(aligned(big, 16));
     std::memset(pooled, 1, largest_class);
     std::memset(big, 2, largest_class + 1);
-    EXPECT_EQ(tiled<pool>({span_held(pooled, largest_class), span_held(big, largest_class + 1)}),
+    EXPECT_EQ(tiled<pool>({span_held<classes>(pooled, largest_class),
+                           span_held<classes>(big, largest_class + 1)}),
               "");
     heap::free(big);
     heap::free(pooled);
@@ -581,9 +650,9 @@ TYPED_TEST(CSpanHeap, BigBlocksKeepTheirSizeInAHeader) {
 TYPED_TEST(CSpanHeap, ReallocWithinAClassKeepsThePointer) {
     FRESH_SPAN_HEAP;
     std::vector<held_block> held;
-    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
-        std::vector<std::size_t> sizes = sizes_of_class(class_bytes);
-        std::erase_if(sizes, poor_fit); // those lie outside the spans
+    for (std::size_t class_bytes : c_classes<classes>()) {
+        std::vector<std::size_t> sizes = sizes_of_class<classes>(class_bytes);
+        std::erase_if(sizes, poor_fit<classes>); // those lie outside the spans
         void* p = heap::malloc(sizes.front());
         void* neighbour = heap::malloc(sizes.front()); // p is not the last block bumped
         ASSERT_NE(p, nullptr);
@@ -616,14 +685,14 @@ TYPED_TEST(CSpanHeap, ReallocAcrossClassesAndTiersKeepsTheContent) {
         p = static_cast<unsigned char*>(heap::realloc(p, next));
         ASSERT_NE(p, nullptr) << next;
         EXPECT_TRUE(aligned(p, 16)) << next;
-        EXPECT_EQ(heap::usable_size(p), usable_of(next));
+        EXPECT_EQ(heap::usable_size(p), usable_of<classes>(next));
         for (std::size_t i = 0; i < std::min(bytes, next); ++i)
             ASSERT_EQ(p[i], byte_at(i)) << "byte " << i << " after " << bytes << " -> " << next;
         for (std::size_t i = 0; i < next; ++i)
             p[i] = byte_at(i);
         bytes = next;
     }
-    EXPECT_EQ(tiled<pool>({span_held(p, bytes), span_held(other, 16)}), "");
+    EXPECT_EQ(tiled<pool>({span_held<classes>(p, bytes), span_held<classes>(other, 16)}), "");
     heap::free(p);
     heap::free(other);
     EXPECT_EQ(tiled<pool>({}), "");
@@ -637,10 +706,10 @@ TYPED_TEST(CSpanHeap, ReallocToZeroFreesAndReturnsNull) {
     void* neighbour = heap::malloc(100); // keeps the span from being wholly free
     EXPECT_EQ(on_free_list<pool>(p), 0u);
     EXPECT_EQ(heap::realloc(p, 0), nullptr);
-    EXPECT_EQ(on_free_list<pool>(p), 128u);
+    EXPECT_EQ(on_free_list<pool>(p), span_class_of<classes>(100));
     void* big = heap::malloc(50000);
     EXPECT_EQ(heap::realloc(big, 0), nullptr);
-    EXPECT_EQ(tiled<pool>({span_held(neighbour, 100)}), "");
+    EXPECT_EQ(tiled<pool>({span_held<classes>(neighbour, 100)}), "");
     heap::free(neighbour);
     EXPECT_EQ(tiled<pool>({}), "");
 }
@@ -662,7 +731,7 @@ TYPED_TEST(CSpanHeap, EveryPointerIs16Aligned) {
     for (auto [p, bytes] : blocks) {
         ASSERT_NE(p, nullptr) << bytes;
         EXPECT_TRUE(aligned(p, 16)) << p << " of " << bytes << " bytes";
-        held.push_back(span_held(p, bytes));
+        held.push_back(span_held<classes>(p, bytes));
     }
     EXPECT_EQ(tiled<pool>(held), "");
     for (auto [p, bytes] : blocks)
@@ -674,9 +743,9 @@ TYPED_TEST(CSpanHeap, EveryPointerIs16Aligned) {
 // the size itself for a poor fit), so asking for it takes the same block.
 TYPED_TEST(CSpanHeap, GoodSizeIsTheUsableSize) {
     FRESH_SPAN_HEAP;
-    for (std::size_t class_bytes = 16; class_bytes <= largest_class; class_bytes *= 2) {
-        for (std::size_t bytes : sizes_of_class(class_bytes)) {
-            EXPECT_EQ(heap::good_size(bytes), usable_of(bytes)) << bytes;
+    for (std::size_t class_bytes : c_classes<classes>()) {
+        for (std::size_t bytes : sizes_of_class<classes>(class_bytes)) {
+            EXPECT_EQ(heap::good_size(bytes), usable_of<classes>(bytes)) << bytes;
             void* p = heap::malloc(bytes);
             EXPECT_EQ(heap::usable_size(p), heap::good_size(bytes)) << bytes;
             heap::free(p);
@@ -721,8 +790,8 @@ TYPED_TEST(CSpanHeap, ReallocWithNoMemoryLeft) {
     EXPECT_EQ(p[0], 0x42);
     EXPECT_EQ(big[39999], 0x24);
 
-    held.push_back(span_held(p, 4096));
-    held.push_back(span_held(big, 40000));
+    held.push_back(span_held<classes>(p, 4096));
+    held.push_back(span_held<classes>(big, 40000));
     EXPECT_EQ(tiled<pool>(held), "");
     heap::free(p);
     heap::free(big);
@@ -777,7 +846,8 @@ TEST(CApi, ExternCFunctionsFollowTheContract) {
     ASSERT_NE(p, nullptr);
     EXPECT_STREQ(p, "hello");
     EXPECT_EQ(sta_usable_size(p), 100000u);
-    EXPECT_EQ(sta_good_size(100), spans ? 128u : 128u - STA_POOL_C_HEADER_BYTES);
+    EXPECT_EQ(sta_good_size(100), spans ? span_class_of<sta::memory_pool::classes>(100)
+                                        : 128u - STA_POOL_C_HEADER_BYTES);
     EXPECT_EQ(sta_realloc(p, 0), nullptr);
 }
 

@@ -32,13 +32,19 @@ void fill(void* p, std::size_t bytes) {
         b[i] = static_cast<unsigned char>(i * 7);
 }
 
-/// Take every block the pool can still give without a new page (largest first).
+/// Take every block the pool can still give without a new page (largest first), in
+/// every class of its set from 16 B up.
 template <class Pool>
 std::vector<held_block> exhaust() {
+    using classes = typename Pool::classes;
     std::vector<held_block> taken;
-    for (std::size_t bytes = 32768; bytes >= 16; bytes /= 2)
+    for (std::uint32_t ordinal = classes::count; ordinal-- > 0;) {
+        const std::size_t bytes = classes::bytes_of_slot(classes::slot_of_ordinal(ordinal));
+        if (bytes < 16)
+            continue;
         while (void* p = Pool::alloc(bytes))
             taken.push_back({p, bytes});
+    }
     return taken;
 }
 
@@ -54,11 +60,14 @@ bool filled(const void* p, std::size_t bytes) {
 // size (the block must be of nsize's class, freed later with nsize).
 TEST(LuaHost, OsizeIsATypeTagWhenPtrIsNull) {
     FRESH_HOST;
+    // 56 B's class: 64 B in powers of two, 56 B in quarter classes; LUA_TTABLE's is 8 B.
+    constexpr std::size_t class56 = sta::detail::bytes_of_size<pool::classes>(56);
+    static_assert(sta::detail::bytes_of_size<pool::classes>(LUA_TTABLE) != class56);
     void* p = lua_alloc(nullptr, LUA_TTABLE, 56);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(lua_alloc(p, 56, 0), nullptr);
-    EXPECT_EQ(pool::alloc(64), p); // it went back to the 64 B class
-    pool::free(p, 64);
+    EXPECT_EQ(pool::alloc(class56), p); // it went back to 56 B's class
+    pool::free(p, class56);
     EXPECT_EQ(check_accounting<pool>({}), "");
 }
 
@@ -124,18 +133,21 @@ TEST(LuaHost, KeptBlockMovesIntoThePoolWhenMemoryReturns) {
 // meaning (a free with Lua's size, a realloc that moves).
 TEST(LuaHost, OtherBlocksAreUnaffectedWhileABlockIsKept) {
     FRESH_HOST;
-    void* ordinary = lua_alloc(nullptr, LUA_TSTRING, 24);
-    fill(ordinary, 24);
+    // 17 B and the top of its class (32 B in powers of two, 24 B in quarter classes).
+    constexpr std::size_t top = sta::detail::bytes_of_size<pool::classes>(17);
+    static_assert(top > 17);
+    void* ordinary = lua_alloc(nullptr, LUA_TSTRING, 17);
+    fill(ordinary, 17);
     pool::detail_state().map_pages = &refuse_pages;
     std::vector<held_block> full = exhaust<pool>();
     void* big = lua_alloc(nullptr, LUA_TTABLE, 40000);
     ASSERT_EQ(lua_alloc(big, 40000, 10), big);
-    void* grown = lua_alloc(ordinary, 24, 32); // same class: in place
+    void* grown = lua_alloc(ordinary, 17, top); // same class: in place
     EXPECT_EQ(grown, ordinary);
-    EXPECT_TRUE(filled(grown, 24));
-    full.push_back({grown, 32});
+    EXPECT_TRUE(filled(grown, 17));
+    full.push_back({grown, top});
     EXPECT_EQ(check_accounting<pool>(full), "");
-    lua_alloc(grown, 32, 0);
+    lua_alloc(grown, top, 0);
     lua_alloc(big, 10, 0);
     EXPECT_EQ(host.kept_count(), 0u);
 }

@@ -86,9 +86,10 @@ inline bool aligned(const void* p, std::size_t alignment) {
     return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
 }
 
-inline std::size_t guaranteed_alignment(std::size_t bytes) {
-    const std::size_t block = sta::detail::class_bytes_of_size(bytes);
-    return block < 16 ? block : 16;
+/// The alignment a pool of `Classes` promises a request of `bytes` (<= 32 KiB).
+template <class Classes>
+std::size_t guaranteed_alignment(std::size_t bytes) {
+    return sta::detail::class_alignment(sta::detail::bytes_of_size<Classes>(bytes));
 }
 
 } // namespace sta_test

@@ -24,6 +24,13 @@ struct held_block {
 template <class Pool>
 std::string check_spans(std::span<const held_block> held) {
     const span_state& s = Pool::detail_state();
+    using classes = typename Pool::classes;
+    const auto is_class_slot = [](std::uint32_t slot) {
+        for (std::uint32_t n = 0; n < classes::count; ++n)
+            if (classes::slot_of_ordinal(n) == slot)
+                return true;
+        return false;
+    };
     checker_report report;
     auto fail = [&report](const std::string& what) { report.fail(what); };
     const auto hex = &checker_report::hex;
@@ -104,8 +111,8 @@ std::string check_spans(std::span<const held_block> held) {
             fail("S3: the purged list has a broken prev link at " + hex(sp));
         last_purged = sp;
     }
-    for (std::uint32_t slot = 0; slot < slot_count; ++slot) {
-        const bool pooled = slot >= largest_class_slot && slot <= smallest_class_slot;
+    for (std::uint32_t slot = 0; slot < class_slots; ++slot) {
+        const bool pooled = is_class_slot(slot);
         if (!pooled &&
             (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] || s.window[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
@@ -147,14 +154,23 @@ std::string check_spans(std::span<const held_block> held) {
             continue;
         }
         const std::uint32_t slot = sp->slot;
-        if (slot < largest_class_slot || slot > smallest_class_slot) {
+        if (!is_class_slot(slot)) {
             fail("S2: span " + hex(sp) + " serves no canonical class (slot " + num(slot) + ")");
             continue;
         }
-        const std::size_t bytes = class_bytes_of_slot(slot);
+        const std::size_t bytes = classes::bytes_of_slot(slot);
+        if (sp->block_bytes != bytes)
+            fail("S2: span " + hex(sp) + " has block_bytes " + num(sp->block_bytes) +
+                 ", its class " + num(bytes));
         if (sp->capacity != span_usable_bytes(sp) / bytes)
             fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
                  num(span_usable_bytes(sp) / bytes));
+        // S2: the tail past the last block holds no block: less than one, inside the span.
+        const auto tail =
+            static_cast<std::size_t>(span_begin(sp) + span_usable_bytes(sp) - span_limit(sp));
+        if (tail >= bytes || span_limit(sp) > span_begin(sp) + span_usable_bytes(sp))
+            fail("S2: span " + hex(sp) + " has a tail of " + num(tail) + " bytes for " +
+                 num(bytes) + " B blocks");
         if (sp->recip != reciprocal_of(bytes))
             fail("S2: span " + hex(sp) + " has a wrong reciprocal of its class");
         const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
@@ -248,8 +264,8 @@ std::string check_spans(std::span<const held_block> held) {
             fail("S6: live block " + hex(h.p) + " lies in no span that serves a class");
             continue;
         }
-        const std::size_t bytes = class_bytes_of_slot(sp->slot);
-        if (class_bytes_of_size(h.bytes) > bytes)
+        const std::size_t bytes = classes::bytes_of_slot(sp->slot);
+        if (bytes_of_size<classes>(h.bytes) > bytes)
             fail("S6: live block " + hex(h.p) + " of " + num(h.bytes) + " B lies in a span of " +
                  num(bytes) + " B blocks");
         pieces.push_back({a, a + bytes, "live block"});

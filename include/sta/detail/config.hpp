@@ -20,6 +20,12 @@
 //   STA_POOL_SPANS   1: sta::memory_pool (and everything over it: the allocator, the
 //                    containers, the C API) uses the span layout; 0: the seed's shared
 //                    cursor. Default: 1 (chosen by measurement: docs/dispatch.md).
+//   STA_POOL_QUARTER_CLASSES 1: the span layout under the inline-branch dispatch (the
+//                    default sta::memory_pool, the C API, the drop-in malloc) uses four
+//                    size classes per power of two (detail/pool/size_class.hpp); 0: the
+//                    seed's powers of two there too. The seed's shared cursor and its
+//                    self-rewriting tables always use powers of two. Default: 1 (chosen by
+//                    measurement: docs/size_classes.md).
 //   STA_POOL_HUGE_PAGES 1: the span layout asks the OS to back its 2 MiB segments with
 //                    transparent huge pages (Linux MADV_HUGEPAGE). Default 0; a pool
 //                    can also choose at run time (set_huge_pages).
@@ -71,6 +77,9 @@
 
 #ifndef STA_POOL_SPANS
 #define STA_POOL_SPANS 1
+#endif
+#ifndef STA_POOL_QUARTER_CLASSES
+#define STA_POOL_QUARTER_CLASSES 1
 #endif
 #ifndef STA_POOL_HUGE_PAGES
 #define STA_POOL_HUGE_PAGES 0

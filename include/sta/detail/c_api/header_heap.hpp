@@ -71,7 +71,7 @@ struct c_header_heap : private size_header<Header> {
     static constexpr std::size_t good_size(std::size_t bytes) noexcept {
         if (bytes == 0 || bytes > max_class_bytes - Header)
             return bytes;
-        return class_bytes_of_size(bytes + Header) - Header;
+        return bytes_of_size<typename Pool::classes>(bytes + Header) - Header;
     }
 
   private:

@@ -8,10 +8,11 @@
 //
 //   malloc(0), memalign(a, 0), ...   a unique 16-byte block, as glibc (not NULL)
 //   alignment <= 16                  malloc: every block is 16-aligned
-//   16 < a <= 4096, max(n, a) <= 32 KiB
-//                                    the pooled class of max(n, a): a span's blocks lie
-//                                    at multiples of their class from a 4 KiB-aligned
-//                                    start, so a class of a or more is a-aligned
+//   16 < a <= 4096, n rounded up to a multiple of a <= 32 KiB
+//                                    the pooled class of that multiple: it is a multiple
+//                                    of a (pool/size_class.hpp, aligned_request), and a
+//                                    span's blocks lie at multiples of their class from a
+//                                    64 KiB-aligned start, so the block is a-aligned
 //   otherwise (aligned)              a mapping of its own from the OS
 //                                    (aligned_os_block, c_api/span_heap.hpp: c_span_heap's tier
 //                                    CS4, so free, realloc and usable_size are its)
@@ -57,12 +58,12 @@ struct malloc_heap {
     static void free(void* p) noexcept { span_heap::free(p); }
 
     /// The sized free of operator delete: a block of `bytes` from malloc(bytes) up to
-    /// 1 KiB is a pooled block of pooled_slot(bytes), found without reading its span.
+    /// fast_limit is a pooled block of pooled_slot(bytes), found without reading its span.
     /// With the release checks on it is free(p): the span checks the block.
     static void free_sized(void* p, std::size_t bytes) noexcept {
-        if (p != nullptr && bytes - 1 < span_heap::poor_fit_floor && !c_release_checks) [[likely]]
+        if (p != nullptr && bytes - 1 < span_heap::fast_limit && !c_release_checks) [[likely]]
             return Pool::free_class(p, span_heap::pooled_slot(bytes));
-        free(p); // 0 (malloc's 1 byte) and above 1 KiB: the span, or the header, says
+        free(p); // 0 (malloc's 1 byte) and above fast_limit: the span, or the header, says
     }
 
     static void* calloc(std::size_t count, std::size_t size) noexcept {
@@ -102,10 +103,9 @@ struct malloc_heap {
         bytes = at_least_one(bytes);
         if (bytes > max_request - alignment)
             return out_of_memory();
-        if (alignment <= pooled_align_max && bytes <= max_class_bytes &&
-            alignment <= max_class_bytes) {
+        if (alignment <= pooled_align_max && aligned_request(bytes, alignment) <= max_class_bytes) {
             void* const p =
-                Pool::alloc_class(span_heap::pooled_slot(bytes < alignment ? alignment : bytes));
+                Pool::alloc_class(span_heap::pooled_slot(aligned_request(bytes, alignment)));
             return p != nullptr ? p : out_of_memory();
         }
         void* const p = aligned_os_block::alloc(alignment, bytes);

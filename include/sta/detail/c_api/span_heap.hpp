@@ -5,15 +5,20 @@
 // found by masking its address, names its class; the segment map tells a pooled
 // block from one outside the spans, which carries a 16-byte header as below.
 //
-//   n <= 32 KiB, a fit:  Pool::alloc(class bytes of max(n, 16))     16-aligned, like glibc
+//   n <= 32 KiB, a fit:  Pool::alloc(class of n rounded up to 16)   16-aligned, like glibc
 //   n <= 32 KiB, poor:   [ 0 | size_t n ][ n bytes ]                the pool's private heap,
 //                                                                   n + 16 bytes
 //   n >  32 KiB:         [ 0 | size_t n ][ n bytes ]                Pool::alloc(n + 16)
 //
-// A poor fit is a request above 1 KiB that its power-of-two class would round up by
-// more than a quarter (SQLite's 4.3 KB page-cache blocks would take 8 KiB): it goes
-// to the pool's private heap (the tier above 32 KiB, detail/pool/next_tiers.hpp), which
-// fits sizes within 1/8 or better, so a C program's peak memory stays near glibc's.
+// The class of a multiple of 16 is a multiple of 16 (pool/size_class.hpp), and a span's
+// blocks lie at multiples of their class from a 64 KiB-aligned start: every block is
+// 16-aligned, what the x86-64 ABI promises for malloc and what clang assumes of operator
+// new for 16 bytes or more. A poor fit is a request above 1 KiB that its class would
+// round up by more than a quarter: with the seed's powers of two (STA_POOL_QUARTER_CLASSES=0;
+// SQLite's 4.3 KB page-cache blocks would take 8 KiB) it goes to the pool's private heap
+// (the tier above 32 KiB, detail/pool/next_tiers.hpp), which fits sizes within 1/8 or
+// better. Quarter classes round up by less than a quarter: no request is a poor fit, and
+// every request up to 32 KiB takes the fast path.
 //
 // Invariants of c_span_heap (for every live p handed out):
 //  CS1 is_pool_segment(p) exactly when p is a pooled block; it was allocated with the
@@ -100,7 +105,8 @@ inline constexpr std::size_t c_span_header_bytes = 16;
 template <class Pool, class Names = c_api_names>
 struct c_span_heap : private size_header<c_span_header_bytes> {
     static constexpr std::size_t header_bytes = c_span_header_bytes;
-    static constexpr std::size_t min_bytes = 16; // CS3
+    using classes = typename Pool::classes;
+    static constexpr std::size_t min_bytes = 16; // CS3: requests are rounded up to 16
     static constexpr std::size_t max_request = max_c_request(c_span_header_bytes);
     /// Requests up to this size always take their class, whatever it rounds them up by.
     static constexpr std::size_t poor_fit_floor = 1024;
@@ -108,10 +114,20 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     /// Would the class of `bytes` waste more than a quarter of it, above 1 KiB?
     static constexpr bool poor_fit(std::size_t bytes) noexcept {
         return bytes > poor_fit_floor && bytes <= max_class_bytes &&
-               class_bytes_of_size(bytes) - bytes > bytes / 4;
+               pooled_bytes(bytes) - bytes > bytes / 4;
     }
+    /// Does any request fit its class poorly? Not with quarter classes. The worst fit of
+    /// a class is the size one above the class below it: only those are asked.
+    static constexpr bool has_poor_fits = [] {
+        for (std::uint32_t n = 0; n + 1 < classes::count; ++n)
+            if (poor_fit(classes::bytes_of_slot(classes::slot_of_ordinal(n)) + 1))
+                return true;
+        return false;
+    }();
+    /// Requests up to this size take their class on the fast path.
+    static constexpr std::size_t fast_limit = has_poor_fits ? poor_fit_floor : max_class_bytes;
 
-    // The fast paths: a request of 1 KiB or less takes its class (never a poor fit);
+    // The fast paths: a request up to fast_limit takes its class (never a poor fit);
     // a pooled block is freed, and resized within its class, by its span's slot. The
     // rest is out of line (STA_NOINLINE), so the fast paths stay a few instructions with
     // no registers of their own to save: 20 to 25 for malloc and free in
@@ -119,7 +135,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
 
     static void* malloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1; // 0 wraps: the slow path
-        if (key < poor_fit_floor) [[likely]] {
+        if (key < fast_limit) [[likely]] {
             void* const p = Pool::alloc_class(pooled_slot(bytes));
             return p != nullptr ? p : out_of_memory();
         }
@@ -145,7 +161,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         if (p == nullptr)
             return malloc(bytes);
         const std::size_t key = bytes - 1;
-        if (key < poor_fit_floor && is_pool_segment(p) && pooled_slot(bytes) == span_of(p)->slot)
+        if (key < fast_limit && is_pool_segment(p) && pooled_slot(bytes) == span_of(p)->slot)
             [[likely]] {
             if (c_release_checks) [[likely]]
                 if (const free_verdict verdict = Pool::engine::core::block_state(p);
@@ -170,17 +186,24 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return pooled_bytes(bytes);
     }
 
-    /// The class a pooled request takes (1 <= bytes <= 32 KiB): the class of
-    /// max(bytes, 16) (CS3), its slot in one count of leading zeros.
+    /// The class a pooled request takes (1 <= bytes <= 32 KiB): the class of bytes
+    /// rounded up to a multiple of 16 (CS3), its slot from one count of leading zeros.
     static constexpr std::uint32_t pooled_slot(std::size_t bytes) noexcept {
-        return pooled_slot_of_key((bytes - 1) | (min_bytes - 1));
+        return classes::slot_of_key((bytes - 1) | (min_bytes - 1));
     }
     static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
-        return class_bytes_of_slot(pooled_slot(bytes));
+        return classes::bytes_of_slot(pooled_slot(bytes));
     }
     static_assert(pooled_bytes(1) == 16 && pooled_bytes(16) == 16 && pooled_bytes(17) == 32 &&
-                  pooled_bytes(1024) == 1024 && pooled_bytes(1025) == 2048 &&
-                  pooled_bytes(max_class_bytes) == max_class_bytes);
+                  pooled_bytes(1024) == 1024 && pooled_bytes(max_class_bytes) == max_class_bytes);
+    static_assert([] { // CS3: every class a request takes is a multiple of 16 (a request
+                       // takes the class of its size rounded up to 16: those are asked)
+        for (std::size_t n = min_bytes; n <= max_class_bytes; n += min_bytes)
+            if (pooled_bytes(n) % min_bytes != 0 || pooled_bytes(n) < n ||
+                pooled_slot(n - 15) != pooled_slot(n))
+                return false;
+        return true;
+    }());
 
   private:
     using tiers = next_tiers<typename Pool::engine>;
@@ -270,13 +293,12 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     STA_NOINLINE static void* realloc_slow(void* p, std::size_t bytes) noexcept {
         if (c_release_checks)
             check_live(p);
-        if (bytes - 1 < poor_fit_floor && is_pool_segment(p)) { // from class to class
-            const std::uint32_t from_slot = span_of(p)->slot;
-            const std::size_t old_usable = class_bytes_of_slot(from_slot);
+        if (bytes - 1 < fast_limit && is_pool_segment(p)) { // from class to class
+            const std::size_t old_usable = pooled_block_bytes(p);
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
                 [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
-                [p, from_slot] { Pool::free_class(p, from_slot); });
+                [p] { Pool::free_in_span(p); }); // its bit, as free's: a later free of p sees it
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
@@ -289,7 +311,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const tier to = tier_of_request(bytes);
         const std::size_t old_usable = from == tier::pooled ? pooled_block_bytes(p) : size_of(p);
         if (from == tier::pooled && to == tier::pooled && pooled_bytes(bytes) == old_usable)
-            return p;                             // the same class, above 1 KiB
+            return p;                             // the same class, above fast_limit
         if (from == to && from != tier::pooled) { // the tier resizes its own block
             auto* const block = static_cast<std::byte*>(
                 from == tier::heap

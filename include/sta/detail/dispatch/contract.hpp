@@ -8,6 +8,7 @@
 
 #include "sta/detail/home/contract.hpp"
 #include "sta/detail/layout/contract.hpp"
+#include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
 
 #include <concepts>
@@ -21,6 +22,7 @@ namespace sta::detail {
 template <class Engine>
 concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
     { Engine::name } -> std::convertible_to<const char*>;
+    requires size_class_set<typename Engine::classes>;
     requires std::derived_from<std::remove_reference_t<decltype(Engine::state())>, pool_state>;
     { Engine::alloc(bytes) }
     noexcept->std::same_as<void*>;

@@ -3,7 +3,8 @@
 //
 //   alloc(bytes):  key = bytes - 1
 //                  key >= 32 KiB (size 0 wraps too) -> out of line: zero / next tiers
-//                  slot = pooled_slot_of_key(key)          sizes 1..8 share slot 29
+//                  slot = classes::slot_of_key(key)        the layout's class set
+//                                                          (pool/size_class.hpp)
 //                  core::alloc(slot)                       shared cursor: "list ? pop :
 //                                                          bump"; spans: "list ? pop :
 //                                                          the window's lowest block"
@@ -24,6 +25,9 @@ template <class Layout, class Threads, class Tag>
 class inline_branch_engine {
   public:
     static constexpr const char* name = "sta::memory_pool<inline_branch>";
+    /// The layout's class set: quarter classes on spans (STA_POOL_QUARTER_CLASSES),
+    /// the seed's powers of two on the shared cursor.
+    using classes = typename Layout::classes;
     using state_type = typename Layout::state;
     using core = typename Layout::template core<inline_branch_engine>;
     /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
@@ -35,27 +39,27 @@ class inline_branch_engine {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
             return outside<inline_branch_engine>::alloc(bytes);
-        return alloc_slot(pooled_slot_of_key(key));
+        return alloc_slot(classes::slot_of_key(key));
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void* alloc() noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
             return outside<inline_branch_engine>::alloc(Bytes);
         else
-            return alloc_slot(pooled_slot_of_key(Bytes - 1));
+            return alloc_slot(classes::slot_of_key(Bytes - 1));
     }
     STA_FORCE_INLINE static void free(void* p, std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1;
         if (key >= max_class_bytes) [[unlikely]]
             return outside<inline_branch_engine>::free(p, bytes);
-        core::release(pooled_slot_of_key(key), p);
+        core::release(classes::slot_of_key(key), p);
     }
     template <std::size_t Bytes>
     STA_FORCE_INLINE static void free(void* p) noexcept {
         if constexpr (Bytes == 0 || Bytes > max_class_bytes)
             outside<inline_branch_engine>::free(p, Bytes);
         else
-            core::release(pooled_slot_of_key(Bytes - 1), p);
+            core::release(classes::slot_of_key(Bytes - 1), p);
     }
 
     /// A pooled block goes back to the layout (carving and refills use it).
@@ -63,11 +67,11 @@ class inline_branch_engine {
         core::release(slot, p);
     }
     /// The smallest class, for a request of 0 bytes.
-    static void* alloc_smallest() noexcept { return alloc_slot(smallest_class_slot); }
+    static void* alloc_smallest() noexcept { return alloc_slot(classes::slot_of_key(0)); }
 
     static bool slot_serves_list(std::uint32_t) noexcept { return true; } // no slots to keep
 
-    /// A block of the class of a canonical pooled slot (pooled_slot_of_key): the
+    /// A block of the class of a canonical pooled slot (classes::slot_of_key): the
     /// layout's fast path, inlined.
     STA_FORCE_INLINE static void* alloc_slot(std::uint32_t slot) noexcept {
         return core::alloc(slot);

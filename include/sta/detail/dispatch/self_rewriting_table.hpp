@@ -49,6 +49,8 @@ class self_rewriting_table_engine {
     using home = typename Threads::template home<state_type, self_rewriting_table_engine>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
+    /// The tables' 33 slots are the seed's lzcnt slots: powers of two with any layout.
+    using classes = power_of_two_classes;
 
     STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }
 

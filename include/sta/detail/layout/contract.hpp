@@ -11,6 +11,7 @@
 // never sees a size class computed any other way than pool/size_class.hpp computes it.
 #pragma once
 
+#include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
 
@@ -27,6 +28,7 @@ concept layout_core = requires(std::uint32_t slot, void* p, const void* cp, std:
                                std::size_t bytes, pool_stats& stats) {
     // The fast paths, inlined at the call site: a block of the class (nullptr when the
     // OS refuses), and the free of a pooled block.
+    requires size_class_set<typename Core::classes>; // the slots it takes are of this set
     { Core::alloc(slot) }
     noexcept->std::same_as<void*>;
     { Core::release(slot, p) }
@@ -84,6 +86,7 @@ template <class Layout>
 concept pool_layout = requires {
     typename Layout::state;
     { Layout::name } -> std::convertible_to<const char*>;
+    requires size_class_set<typename Layout::classes>; // its classes under the inline branch
 }
 &&std::derived_from<typename Layout::state, pool_state>&&
     std::is_trivially_destructible_v<typename Layout::state>;

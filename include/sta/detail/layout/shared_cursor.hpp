@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace sta::detail {
 
@@ -71,6 +72,10 @@ struct shared_cursor_state : pool_state {
 template <class Engine>
 struct shared_cursor_core {
     static shared_cursor_state& s() noexcept { return Engine::state(); }
+    /// The carving of page tails (carve_tail) cuts powers of two.
+    using classes = power_of_two_classes;
+    static_assert(std::is_same_v<typename Engine::classes, classes>,
+                  "the shared cursor serves the seed's power-of-two classes");
 
     // ---- the fast path's fields ----------------------------------------------------
     STA_FORCE_INLINE static free_block*& head(std::uint32_t slot) noexcept {

@@ -11,6 +11,12 @@
 //   +--------------------------------+----------------+----------------+-----+----------------+
 //   ^ base = p & ~(segment_bytes - 1)   span_of(p) = &base->spans[(p >> 16) & 31]
 //
+//   a span of blocks serving a class (64 KiB; a class that does not divide it leaves
+//   a tail of fewer bytes than one block, never handed out):
+//
+//     | block 0 | block 1 | ... | block capacity - 1 | tail |
+//     ^ begin                                        ^ limit = begin + capacity * block_bytes
+//
 //   a span serving the 32 B class, while it is its class's current span:
 //
 //     blocks:  | live | free | live | head | live | window: 64 blocks of one bitmap word |
@@ -36,12 +42,14 @@
 //      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
 //      its headers and bitmaps lie in span 0, and its bit is set in the segment map. A
 //      segment unmapped is on no list and its bit is clear.
-//  S2  A span serving a class holds `capacity` blocks of class_bytes_of_slot(slot) at
-//      [begin, limit), begin = base + index * span_bytes, index 1..31; `recip` is
-//      ceil(2^32 / class bytes), so that a block's index is (offset * recip) >> 32. Its
+//  S2  A span serving a class holds capacity = span_bytes / block_bytes blocks of
+//      block_bytes = Classes::bytes_of_slot(slot) (its pool's class set) at [begin,
+//      limit), begin = base + index * span_bytes, index 1..31; `recip` is
+//      ceil(2^32 / block_bytes), so that a block's index is (offset * recip) >> 32. Its
 //      bitmap (span 0's, at `bitmap`) has a bit per block in its first
 //      ceil(capacity / 64) words, none past capacity. A clean or purged span has slot 0
-//      and capacity 0.
+//      and capacity 0 (its recip and block_bytes are those of the class it served last,
+//      or 0).
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
 //      (layout/span_life.hpp); current: `current[slot]` of its class, on no list, and
 //      current_base[slot] is its address (0 when the class has no current span).
@@ -51,7 +59,8 @@
 //  S5  heads[slot] holds only blocks of current[slot]. window[slot] is the address of
 //      block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
 //      the blocks of that word the class has not handed out; all three are empty when
-//      there is no current span. A word taken is zero in the bitmap.
+//      there is no current span. A word taken is zero in the bitmap. scan <= frontier:
+//      the words from frontier on were never taken since the span started its class.
 //  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
 //      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
@@ -112,12 +121,16 @@ struct alignas(64) span {
     std::uint16_t scan = 0;            // S5: the next bitmap word the class takes
     std::uint8_t slot = 0;             // S2: the class's canonical slot; 0 when clean
     span_role role = span_role::clean; // S3
+    /// S5: the bitmap words its class has taken since it started serving it; the blocks of
+    /// the words from there on were never handed out, their pages never touched.
+    std::uint16_t frontier = 0;
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;
     span_state* owner = nullptr;     // S9: the state whose segment this is
     std::uint64_t* bitmap = nullptr; // S4: in span 0 of the segment, for spans 1..31
     std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
+    std::uint32_t block_bytes = 0;   // S2: the bytes of a block of its class
 };
 
 struct segment {
@@ -166,16 +179,21 @@ STA_FORCE_INLINE std::uint32_t block_index(const span* sp, const void* p) noexce
 }
 /// What exact_block_index answers for an address that is no block's start.
 inline constexpr std::uint32_t no_block = ~std::uint32_t{0};
-/// The index of block p in its span when p is the start of a block of the span's class,
+/// The index of block p in its span when p lies on a block boundary of the span's class,
 /// else no_block: the low half of offset × recip is below recip exactly on a block
 /// boundary (S2), and a span that never served a class has recip 0. One multiply, one
-/// compare; the index is below the capacity when the class fills its span exactly.
+/// compare. The index is capacity or more for the boundaries in a span's tail (S2) and
+/// in a clean span (capacity 0): is_block_index tells.
 STA_FORCE_INLINE std::uint32_t exact_block_index(const span* sp, const void* p) noexcept {
     const std::uint32_t recip = sp->recip;
     const std::uint64_t product =
         (reinterpret_cast<std::uintptr_t>(p) & (span_bytes - 1)) * std::uint64_t{recip};
     return static_cast<std::uint32_t>(product) < recip ? static_cast<std::uint32_t>(product >> 32)
                                                        : no_block;
+}
+/// True when exact_block_index gave the index of one of the span's blocks: one compare.
+STA_FORCE_INLINE bool is_block_index(const span* sp, std::uint32_t i) noexcept {
+    return i < sp->capacity;
 }
 /// The index of the lowest set bit of a non-zero word, as a 64-bit value: one tzcnt (bsf
 /// on a processor without BMI1, the same for a non-zero word), without the sign
@@ -208,11 +226,11 @@ constexpr std::uint32_t reciprocal_of(std::size_t bytes) noexcept {
     return static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bytes - 1) / bytes);
 }
 /// Block bytes of a span's class.
-inline std::size_t span_class_bytes(const span* sp) noexcept {
-    return class_bytes_of_slot(sp->slot);
+STA_FORCE_INLINE std::size_t span_class_bytes(const span* sp) noexcept {
+    return sp->block_bytes;
 }
 /// Block bytes of a pooled block: its span's class, whatever size a caller names.
-inline std::size_t pooled_block_bytes(const void* p) noexcept {
+STA_FORCE_INLINE std::size_t pooled_block_bytes(const void* p) noexcept {
     return span_class_bytes(span_of(p));
 }
 inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
@@ -227,18 +245,19 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
 }
 
 struct span_state : pool_state {
-    free_block* heads[slot_count] = {};  // S5: the current span's blocks, indexed by slot
-    std::uint64_t bits[slot_count] = {}; // S5: the window's blocks not handed out
-    std::byte* window[slot_count] = {};  // S5: the window's first block
-    span* current[slot_count] = {};      // S3
+    // Indexed by slot, of the pool's class set (pool/size_class.hpp):
+    free_block* heads[class_slots] = {};  // S5: the current span's blocks
+    std::uint64_t bits[class_slots] = {}; // S5: the window's blocks not handed out
+    std::byte* window[class_slots] = {};  // S5: the window's first block
+    span* current[class_slots] = {};      // S3
     /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
     /// "is this block of the current span?" is one xor and one shift, no header read.
-    std::uintptr_t current_base[slot_count] = {};
-    span* partial[slot_count] = {}; // S3: doubly linked through next / prev
-    span* clean = nullptr;          // S3, S11: newest first, doubly linked
-    span* clean_oldest = nullptr;   // the last span of `clean`: the next one to purge
-    span* purged = nullptr;         // S3: doubly linked
-    segment* segments = nullptr;    // S1
+    std::uintptr_t current_base[class_slots] = {};
+    span* partial[class_slots] = {}; // S3: doubly linked through next / prev
+    span* clean = nullptr;           // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr;    // the last span of `clean`: the next one to purge
+    span* purged = nullptr;          // S3: doubly linked
+    segment* segments = nullptr;     // S1
     /// What was given back (layout/span_life.hpp).
     std::size_t bytes_purged = 0;               // pages of purged spans, now
     std::size_t bytes_given_back = 0;           // every purge and unmapped segment, ever

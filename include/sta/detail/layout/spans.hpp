@@ -50,16 +50,22 @@ template <class Engine>
 struct span_core {
     STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
     static constexpr bool threaded = Engine::home::threaded;
+    /// The pool's class set (pool/size_class.hpp): its slots index the state's arrays.
+    using classes = typename Engine::classes;
 
     // ---- the fast paths --------------------------------------------------------------
 
     /// Block bytes of each canonical slot, for a multiply with a memory operand.
-    static constexpr std::array<std::size_t, slot_count> steps = [] {
-        std::array<std::size_t, slot_count> out{};
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-            out[slot] = class_bytes_of_slot(slot);
+    static constexpr std::array<std::size_t, class_slots> steps = [] {
+        std::array<std::size_t, class_slots> out{};
+        for (std::uint32_t n = 0; n < classes::count; ++n)
+            out[classes::slot_of_ordinal(n)] = classes::bytes_of_slot(classes::slot_of_ordinal(n));
         return out;
     }();
+    // Every class fits a block in a span, and the bitmap has a bit for each.
+    static_assert(classes::bytes_of_slot(classes::slot_of_ordinal(0)) >= min_class_bytes &&
+                  classes::bytes_of_slot(classes::slot_of_ordinal(classes::count - 1)) <=
+                      span_bytes / 2);
 
     /// A block of the class of a canonical pooled slot: heads, else the window.
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
@@ -85,7 +91,7 @@ struct span_core {
         if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
             [[likely]] {
             hooks::store_link(p, st.heads[slot]);
-            hooks::block_pushed(p, class_bytes_of_slot(slot));
+            hooks::block_pushed(p, steps[slot]);
             st.heads[slot] = static_cast<free_block*>(p);
             return;
         }
@@ -109,17 +115,18 @@ struct span_core {
     }
 
     /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (exact_block_index) and its bit
-    /// clear (a block freed twice finds it set, a block of a clean
-    /// or purged span too). Anything else is returned, and nothing is done. Not seen: a
+    /// must be the start of a block of its span's class (exact_block_index, not in the
+    /// span's tail) and its bit clear (a block freed twice finds it set); a block of a
+    /// clean or purged span was freed twice too. Anything else is returned, and nothing
+    /// is done. Not seen: a
     /// block freed twice whose bitmap word its class took into its window in between
     /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
     /// bit; its owner's drain checks it (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
         span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block) [[unlikely]]
-            return free_verdict::not_a_block;
+        if (!is_block_index(sp, i)) [[unlikely]]
+            return verdict_off_blocks(sp, i);
         span_state& st = s();
         if constexpr (threaded)
             if (sp->owner != &st) [[unlikely]] {
@@ -128,14 +135,15 @@ struct span_core {
             }
         return set_free_bit(st, sp, p, i);
     }
-    // Every class fills its span exactly, so the index of a block-aligned offset is below
-    // the capacity: release_checked needs no compare with it.
-    static_assert([] {
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot)
-            if (span_bytes % class_bytes_of_slot(slot) != 0)
-                return false;
-        return true;
-    }());
+    /// What is wrong with a pooled address whose exact_block_index is no block of its
+    /// span: a boundary of the class a clean or purged span served last was freed
+    /// twice (its span came clean at the first free); anything else (off a boundary, in
+    /// the tail, a span that never served a class) is not a block.
+    STA_FORCE_INLINE static free_verdict verdict_off_blocks(const span* sp,
+                                                            std::uint32_t i) noexcept {
+        return i != no_block && sp->capacity == 0 ? free_verdict::double_free
+                                                  : free_verdict::not_a_block;
+    }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
     /// of a live block (its bit clear; another thread's block: its boundary alone, the
@@ -143,8 +151,8 @@ struct span_core {
     static free_verdict block_state(const void* p) noexcept {
         const span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block)
-            return free_verdict::not_a_block;
+        if (!is_block_index(sp, i))
+            return verdict_off_blocks(sp, i);
         if constexpr (threaded)
             if (sp->owner != &s())
                 return free_verdict::freed;
@@ -250,10 +258,20 @@ struct span_core {
 
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
     /// class's window (S5: zero in the bitmap, its blocks held by the class). False when
-    /// none is left before the bitmap's end.
+    /// none is left before the bitmap's end. Before the class takes a word it never took
+    /// (its frontier, S5), it goes back to the first word if a quarter of the blocks of
+    /// the words it took are free again: blocks freed behind it are handed out again
+    /// before fresh pages are touched, so a class that churns keeps the pages of its
+    /// live set, not of its whole span.
     static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t words = (sp->capacity + 63) / 64;
+        if (sp->scan >= sp->frontier && sp->frontier < words) {
+            const std::uint32_t taken = std::uint32_t{sp->frontier} * 64; // < capacity
+            const std::uint32_t free_behind = sp->capacity - sp->used - (sp->capacity - taken);
+            if (taken != 0 && free_behind >= reuse_threshold(taken))
+                sp->scan = 0;
+        }
         for (std::uint32_t w = sp->scan; w < words; ++w) {
             const std::uint64_t bits = bitmap[w];
             if (bits == 0)
@@ -262,6 +280,8 @@ struct span_core {
             sp->used += bits_set(bits);
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             sp->scan = static_cast<std::uint16_t>(w + 1);
+            if (sp->scan > sp->frontier)
+                sp->frontier = sp->scan;
             st.bits[slot] = bits;
             st.window[slot] = span_begin(sp) + std::size_t{w} * 64 * span_class_bytes(sp);
             return true;
@@ -354,7 +374,7 @@ struct span_core {
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;
         }
-        for (std::uint32_t slot = 0; slot < slot_count; ++slot)
+        for (std::uint32_t slot = 0; slot < class_slots; ++slot)
             if (st.current[slot] != nullptr)
                 retire_current(st, slot);
     }
@@ -444,13 +464,15 @@ struct span_core {
 
     /// A clean span starts serving a class: every block free in its bitmap (S2, S4).
     static void start(span* sp, std::uint32_t slot) noexcept {
-        const std::size_t bytes = class_bytes_of_slot(slot);
+        const std::size_t bytes = classes::bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
-        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes);
+        sp->block_bytes = static_cast<std::uint32_t>(bytes);
+        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes); // the rest: a tail (S2)
         sp->recip = reciprocal_of(bytes);
         sp->used = 0;
         sp->wake_at = 0;
         sp->scan = 0;
+        sp->frontier = 0;
         sp->role = span_role::current;
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
@@ -542,18 +564,19 @@ struct span_core {
             }
             ++out.spans_in_use;
             const std::size_t bytes = span_class_bytes(&sp);
-            class_stats& c = out.classes[smallest_class_slot - sp.slot];
+            class_stats& c = out.classes[classes::ordinal_of_slot(sp.slot)];
             const std::size_t blocks = sp.capacity - sp.used; // in the bitmap (S4)
             c.free_blocks += blocks;
             out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - sp.capacity * bytes;
         });
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
-            class_stats& c = out.classes[smallest_class_slot - slot];
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            class_stats& c = out.classes[n];
             std::size_t blocks = std::size_t{bits_set(st.bits[slot])};
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
-            out.bytes_free += blocks * class_bytes_of_slot(slot);
+            out.bytes_free += blocks * steps[slot];
         }
         out.bytes_in_use_high_water = out.bytes_reserved;
     }
@@ -562,13 +585,14 @@ struct span_core {
     /// build's report of a double free.
     static std::size_t free_list_class_of(const void* p) noexcept {
         const span_state& st = s();
-        for (std::uint32_t slot = largest_class_slot; slot <= smallest_class_slot; ++slot) {
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 if (b == p)
-                    return class_bytes_of_slot(slot);
+                    return steps[slot];
             const auto d =
                 static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
-            const std::size_t bytes = class_bytes_of_slot(slot);
+            const std::size_t bytes = steps[slot];
             if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
                 ((st.bits[slot] >> (d / bytes)) & 1) != 0)
                 return bytes;

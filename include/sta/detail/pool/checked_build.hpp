@@ -112,7 +112,8 @@ void check_live_held(checked_registry& r, const char* pool_name, const void* p, 
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it was allocated with " + std::to_string(it->second) +
                                 " bytes");
-    if (is_pooled_size(bytes) && class_bytes_of_size(bytes) > Core::class_bytes_of_block(p, bytes))
+    if (is_pooled_size(bytes) &&
+        bytes_of_size<typename Core::classes>(bytes) > Core::class_bytes_of_block(p, bytes))
         report_block_misuse(pool_name, "size mismatch", p,
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it lies in a block of the " +

@@ -209,7 +209,7 @@ struct outside {
     }
     STA_NOINLINE static void free(void* p, std::size_t bytes) noexcept {
         if (bytes == 0)
-            Engine::push(smallest_class_slot, p);
+            Engine::push(Engine::classes::slot_of_key(0), p);
         else
             next_tiers<Engine>::free(p, bytes);
     }

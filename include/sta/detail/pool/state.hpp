@@ -108,8 +108,8 @@ struct pool_state {
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
     retained_mappings retained;
 #if STA_POOL_STATS
-    std::uint64_t allocations[slot_count] = {};
-    std::uint64_t frees[slot_count] = {};
+    std::uint64_t allocations[class_slots] = {};
+    std::uint64_t frees[class_slots] = {};
     std::size_t bytes_in_use = 0;
     std::size_t bytes_in_use_high_water = 0;
 #endif

@@ -19,7 +19,17 @@ struct class_stats {
 };
 
 struct pool_stats {
-    std::array<class_stats, detail::class_count> classes{}; ///< 8 B first, 32 KiB last
+    /// The pool's classes, 8 B first, 32 KiB at classes[class_count - 1]; the entries
+    /// past class_count are empty.
+    std::array<class_stats, detail::class_slots> classes{};
+    std::size_t class_count = 0;
+    /// The entry of the class of `block_bytes` (nullptr when the pool has none).
+    const class_stats* of_class(std::size_t block_bytes) const noexcept {
+        for (std::size_t i = 0; i < class_count; ++i)
+            if (classes[i].block_bytes == block_bytes)
+                return &classes[i];
+        return nullptr;
+    }
     /// The unit the layout maps from the OS: a page of page_bytes() (shared cursor), a
     /// segment of 2 MiB (spans).
     std::size_t mapping_bytes = 0;
