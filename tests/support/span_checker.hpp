@@ -181,9 +181,16 @@ std::string check_spans(std::span<const held_block> held) {
         std::size_t in_bitmap = 0;
         if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp)))
             fail("S4: span " + hex(sp) + " does not point at its bitmap");
+        const bool has_tail = span_usable_bytes(sp) % bytes != 0;
+        const bool tail_bit =
+            has_tail && ((bitmap[sp->capacity / 64] >> (sp->capacity % 64)) & 1) != 0;
+        if (has_tail && !tail_bit)
+            fail("S2: span " + hex(sp) + " has a tail but its tail's bit is clear");
         for (std::size_t w = 0; w < (sp->capacity + 63) / 64; ++w)
             for (std::uint64_t m = bitmap[w]; m != 0; m &= m - 1) {
                 const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+                if (i == sp->capacity && has_tail)
+                    continue; // the tail's bit (S2)
                 if (i >= sp->capacity) {
                     fail("S2: span " + hex(sp) + " has a bit set past its capacity");
                     break;

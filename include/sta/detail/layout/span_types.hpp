@@ -47,7 +47,11 @@
 //      limit), begin = base + index * span_bytes, index 1..31; `recip` is
 //      ceil(2^32 / block_bytes), so that a block's index is (offset * recip) >> 32. Its
 //      bitmap (span 0's, at `bitmap`) has a bit per block in its first
-//      ceil(capacity / 64) words, none past capacity. A clean or purged span has slot 0
+//      ceil(capacity / 64) words; past capacity, only the tail's bit: bit `capacity`,
+//      set while the span serves a class that does not divide span_bytes, so that a
+//      free of the tail's first address finds it set and is refused (release_checked,
+//      one bit test it makes anyway); it is never taken, counted or cleared. A clean or
+//      purged span has slot 0
 //      and capacity 0 (its recip and block_bytes are those of the class it served last,
 //      or 0).
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
@@ -182,8 +186,9 @@ inline constexpr std::uint32_t no_block = ~std::uint32_t{0};
 /// The index of block p in its span when p lies on a block boundary of the span's class,
 /// else no_block: the low half of offset × recip is below recip exactly on a block
 /// boundary (S2), and a span that never served a class has recip 0. One multiply, one
-/// compare. The index is capacity or more for the boundaries in a span's tail (S2) and
-/// in a clean span (capacity 0): is_block_index tells.
+/// compare. The one boundary in a span's tail has index capacity (its bit is set, S2);
+/// in a clean span (capacity 0) every boundary of the class it served last has its bit
+/// set.
 STA_FORCE_INLINE std::uint32_t exact_block_index(const span* sp, const void* p) noexcept {
     const std::uint32_t recip = sp->recip;
     const std::uint64_t product =

@@ -115,18 +115,18 @@ struct span_core {
     }
 
     /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (exact_block_index, not in the
-    /// span's tail) and its bit clear (a block freed twice finds it set); a block of a
-    /// clean or purged span was freed twice too. Anything else is returned, and nothing
-    /// is done. Not seen: a
+    /// must be the start of a block of its span's class (exact_block_index) and its bit
+    /// clear (a block freed twice finds it set, a block of a clean or purged span too,
+    /// and the boundary at the start of the span's tail its set tail bit, S2). Anything
+    /// else is returned, and nothing is done. Not seen: a
     /// block freed twice whose bitmap word its class took into its window in between
     /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
     /// bit; its owner's drain checks it (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
         span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (!is_block_index(sp, i)) [[unlikely]]
-            return verdict_off_blocks(sp, i);
+        if (i == no_block) [[unlikely]]
+            return free_verdict::not_a_block;
         span_state& st = s();
         if constexpr (threaded)
             if (sp->owner != &st) [[unlikely]] {
@@ -135,14 +135,11 @@ struct span_core {
             }
         return set_free_bit(st, sp, p, i);
     }
-    /// What is wrong with a pooled address whose exact_block_index is no block of its
-    /// span: a boundary of the class a clean or purged span served last was freed
-    /// twice (its span came clean at the first free); anything else (off a boundary, in
-    /// the tail, a span that never served a class) is not a block.
-    STA_FORCE_INLINE static free_verdict verdict_off_blocks(const span* sp,
-                                                            std::uint32_t i) noexcept {
-        return i != no_block && sp->capacity == 0 ? free_verdict::double_free
-                                                  : free_verdict::not_a_block;
+    /// What a set bit says of block boundary i of `sp`: a block freed twice, unless i is
+    /// the start of the span's tail (S2), which is no block.
+    static free_verdict set_bit_verdict(const span* sp, std::uint32_t i) noexcept {
+        return i == sp->capacity && sp->capacity != 0 ? free_verdict::not_a_block
+                                                      : free_verdict::double_free;
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
@@ -151,12 +148,12 @@ struct span_core {
     static free_verdict block_state(const void* p) noexcept {
         const span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
-        if (!is_block_index(sp, i))
-            return verdict_off_blocks(sp, i);
+        if (i == no_block)
+            return free_verdict::not_a_block;
         if constexpr (threaded)
             if (sp->owner != &s())
-                return free_verdict::freed;
-        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? free_verdict::double_free
+                return i < sp->capacity ? free_verdict::freed : free_verdict::not_a_block;
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
 
@@ -166,7 +163,7 @@ struct span_core {
         std::uint64_t* const word = span_bitmap(sp) + i / 64;
         const std::uint64_t bit = std::uint64_t{1} << (i % 64);
         if ((*word & bit) != 0) [[unlikely]]
-            return free_verdict::double_free;
+            return set_bit_verdict(sp, i);
         hooks::block_pushed(p, span_class_bytes(sp));
         *word |= bit;
         if (--sp->used == sp->wake_at) [[unlikely]]
@@ -179,8 +176,9 @@ struct span_core {
     /// abort), whatever API freed it.
     static void drain_block(span_state& st, void* b) noexcept {
         span* const sp = span_of(b);
-        if (set_free_bit(st, sp, b, block_index(sp, b)) != free_verdict::freed)
-            report_bad_free("sta-pool", "free() from another thread", b, free_verdict::double_free,
+        if (const free_verdict verdict = set_free_bit(st, sp, b, block_index(sp, b));
+            verdict != free_verdict::freed)
+            report_bad_free("sta-pool", "free() from another thread", b, verdict,
                             span_class_bytes(sp));
     }
 
@@ -259,24 +257,24 @@ struct span_core {
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
     /// class's window (S5: zero in the bitmap, its blocks held by the class). False when
     /// none is left before the bitmap's end. Before the class takes a word it never took
-    /// (its frontier, S5), it goes back to the first word if a quarter of the blocks of
+    /// (its frontier, S5), it goes back to the first word if a sixteenth of the blocks of
     /// the words it took are free again: blocks freed behind it are handed out again
     /// before fresh pages are touched, so a class that churns keeps the pages of its
-    /// live set, not of its whole span.
+    /// live set, not of its whole span. The tail's bit (S2) is never taken.
     static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t words = (sp->capacity + 63) / 64;
         if (sp->scan >= sp->frontier && sp->frontier < words) {
             const std::uint32_t taken = std::uint32_t{sp->frontier} * 64; // < capacity
             const std::uint32_t free_behind = sp->capacity - sp->used - (sp->capacity - taken);
-            if (taken != 0 && free_behind >= reuse_threshold(taken))
+            if (taken != 0 && free_behind > taken / 16)
                 sp->scan = 0;
         }
         for (std::uint32_t w = sp->scan; w < words; ++w) {
-            const std::uint64_t bits = bitmap[w];
+            const std::uint64_t bits = bitmap[w] & blocks_of_word(sp, w);
             if (bits == 0)
                 continue;
-            bitmap[w] = 0;
+            bitmap[w] ^= bits; // the tail's bit stays (S2)
             sp->used += bits_set(bits);
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
             sp->scan = static_cast<std::uint16_t>(w + 1);
@@ -479,8 +477,18 @@ struct span_core {
         const std::uint32_t full = sp->capacity / 64;
         for (std::uint32_t w = 0; w < full; ++w)
             bitmap[w] = ~std::uint64_t{0};
-        if (const std::uint32_t rest = sp->capacity % 64; rest != 0)
+        const std::uint32_t rest = sp->capacity % 64;
+        if (span_bytes % bytes != 0) // the tail's bit (S2): set, never a block's
+            bitmap[full] = (std::uint64_t{2} << rest) - 1;
+        else if (rest != 0)
             bitmap[full] = (std::uint64_t{1} << rest) - 1;
+    }
+
+    /// The bits of word w of `sp`'s bitmap that are blocks': all but the tail's (S2).
+    static std::uint64_t blocks_of_word(const span* sp, std::uint32_t w) noexcept {
+        const std::uint32_t first = w * 64;
+        return sp->capacity - first >= 64 ? ~std::uint64_t{0}
+                                          : (std::uint64_t{1} << (sp->capacity - first)) - 1;
     }
 
     /// A span for a class, clean or purged (layout/span_life.hpp), else from a new
