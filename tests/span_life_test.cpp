@@ -160,7 +160,7 @@ TYPED_TEST(SpanLife, NeverKeepsEveryPage) {
 }
 
 // Guards S12: when every span of a segment is free, the segment goes back whole and its
-// addresses are no pool's any more.
+// addresses are no pool's any more, nor poisoned for ASan.
 TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
     FRESH_POOL;
     pool::set_purge_delay(0);
@@ -179,6 +179,13 @@ TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
     const sta::pool_stats s = pool::stats();
     EXPECT_GE(s.segments_unmapped, 1u);
     EXPECT_FALSE(sta::detail::is_pool_segment(seg));
+#if STA_POOL_ASAN
+    // The tools forget it (hooks::page_unmapped): ASan keeps a poisoned shadow past munmap,
+    // and whoever maps these addresses next (an arena, malloc) would be reported.
+    EXPECT_EQ(__asan_region_is_poisoned(const_cast<sta::detail::segment*>(seg),
+                                        sta::detail::segment_bytes),
+              nullptr);
+#endif
     std::vector<held_block> held;
     for (void* p : others)
         held.push_back({p, block_bytes});

@@ -18,6 +18,8 @@
 // past the request is caught even though the block has room.
 //
 //   page_mapped        a fresh page's usable part joins the pool (nothing allocated)
+//   page_unmapped      pool memory goes back to the OS: the tools forget what they were
+//                      told of it, so that whoever maps those addresses next starts clean
 //   block_allocated    a block leaves the pool for a caller who asked for `requested`
 //   block_freed        a block comes back from a caller
 //   block_resized      realloc kept the block in place with a new requested size
@@ -60,6 +62,12 @@ inline void page_mapped([[maybe_unused]] void* p, [[maybe_unused]] std::size_t b
 #endif
 #if STA_POOL_VALGRIND
     VALGRIND_MAKE_MEM_NOACCESS(p, bytes);
+#endif
+}
+
+inline void page_unmapped([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if STA_POOL_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(p, bytes); // ASan keeps a poisoned shadow past munmap
 #endif
 }
 

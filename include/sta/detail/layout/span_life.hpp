@@ -173,6 +173,7 @@ struct span_life {
         const std::size_t given = segment_bytes - purged;
         st.bytes_given_back += given;
         unmark_pool_segment(seg);
+        hooks::page_unmapped(seg, segment_bytes);
         os_unmap_pages(seg, segment_bytes);
         return given;
     }
