@@ -4,7 +4,7 @@
 #            the misuse programs that valgrind must flag
 #   release  g++ 12, -O2 -DNDEBUG: checks compiled away; the hooks-cost proof; then the
 #            same tests again with LD_PRELOAD=libsta_malloc.so (test preset release-preloaded)
-#   asan     clang 14, ASan + UBSan, checked build; misuse programs ASan must flag;
+#   asan     clang 14, ASan + UBSan at -O0, checked build; misuse programs ASan must flag;
 #            a libFuzzer smoke run
 #   tsan     clang 14, ThreadSanitizer, checked build; the threaded test programs only
 #            (threads_test and the others that start threads); any report fails
