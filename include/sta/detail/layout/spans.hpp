@@ -160,12 +160,9 @@ struct span_core {
     /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
     STA_FORCE_INLINE static free_verdict set_free_bit(span_state& st, span* sp, void* p,
                                                       std::uint32_t i) noexcept {
-        std::uint64_t* const word = span_bitmap(sp) + i / 64;
-        const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-        if ((*word & bit) != 0) [[unlikely]]
+        if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
             return set_bit_verdict(sp, i);
         hooks::block_pushed(p, span_class_bytes(sp));
-        *word |= bit;
         if (--sp->used == sp->wake_at) [[unlikely]]
             span_event(st, sp);
         return free_verdict::freed;
