@@ -214,7 +214,8 @@ STA_FORCE_INLINE std::uint64_t lowest_bit(std::uint64_t word) noexcept {
 /// branch — one instruction more than setting the bit alone (the release checks'
 /// double-free test, layout/spans.hpp).
 STA_FORCE_INLINE bool test_and_set_bit(std::uint64_t& word, std::uint64_t i) noexcept {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&                            \
+    defined(__GCC_ASM_FLAG_OUTPUTS__)
     std::uint64_t value;
     bool was_set;
     // The word is a memory operand of its own, so its address stays one addressing mode.
