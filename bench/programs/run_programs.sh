@@ -17,20 +17,28 @@
 #               (the output says so)
 #   JSONL=<file> also write one JSON line per program and allocator there:
 #     {"kind": "programs", "allocator", "program", "seconds", "min", "max", "cpu_seconds",
-#      "maxrss_kib", "runs", "threads", "command", "walls", "alloc_share", "alloc_shares",
-#      "samples"}
-#     (scripts/report.py reads it; "walls" = the wall seconds of every run, round by
-#     round, for comparisons within a round; "alloc_share" = the median of the sampled
-#     runs' shares, "alloc_shares" each run's, "samples" all runs' samples; the three
-#     are null when PERF_RUNS=0)
+#      "maxrss_kib", "runs", "threads", "command", "allocator_env", "walls", "alloc_share",
+#      "alloc_shares", "samples"}
+#     (scripts/report.py reads it; "allocator" = glibc, a peer's name, sta or
+#     sta-unchecked; "allocator_env" = the K=V words the allocator's row adds to the
+#     program's environment, ["STA_MALLOC_CHECKS=0"] for sta-unchecked, [] for the others;
+#     "walls" = the wall seconds of every run, round by round, for comparisons within a
+#     round; "alloc_share" = the median of the sampled runs' shares, "alloc_shares" each
+#     run's, "samples" all runs' samples; the three are null when PERF_RUNS=0)
 #
 # Allocators: glibc (no preload), every peer of scripts/peer_library.sh --list —
 # Debian's mimalloc, jemalloc and tcmalloc, then the extra peers mimalloc3, snmalloc and
 # rpmalloc from STA_EXTRA_PEERS_DIR — by LD_PRELOAD of the library it finds (a peer that
-# is not there is left out, with a note on stderr), and sta (LD_PRELOAD of
-# libsta_malloc.so). Each program first runs once untimed on glibc (its output is the
-# oracle, and the page cache is warm after it) and once untimed on sta with STA_MALLOC_STATS=1 (its exit line shows the library was
-# loaded). Then REPS rounds, each running the program once per allocator, the order of
+# is not there is left out, with a note on stderr), sta (LD_PRELOAD of libsta_malloc.so,
+# its release checks on: the default) and sta-unchecked (the same libsta_malloc.so with
+# STA_MALLOC_CHECKS=0 in the program's environment: its release checks off, issue 27).
+# LD_PRELOAD, PYTHONMALLOC, STA_MALLOC_STATS and STA_MALLOC_CHECKS are taken out of the
+# environment this script inherits: only the row, the program or the check run below
+# sets them (an exported STA_MALLOC_CHECKS=0 would turn sta's checks off too).
+# Each program first runs once untimed on glibc (its output is the oracle, and the
+# page cache is warm after it) and once untimed on sta with STA_MALLOC_STATS=1 (its
+# exit line shows the library was loaded). Then REPS rounds, each running the program
+# once per allocator (sta-unchecked is one of them), the order of
 # the allocators rotated by one every round, so that drift on a shared machine falls on
 # all of them alike. Every run's stdout must equal the oracle's byte for byte.
 #
@@ -106,7 +114,9 @@ for peer in $("$root/scripts/peer_library.sh" --list); do
         echo "run_programs.sh: $peer is left out" >&2
     fi
 done
-allocators+=("sta=$lib")
+# name=path to preload (empty: none), then optional K=V words for the program's
+# environment after a "|"
+allocators+=("sta=$lib" "sta-unchecked=$lib|STA_MALLOC_CHECKS=0")
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/sta_programs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -147,10 +157,13 @@ for line in open(os.path.join(work, "programs")).read().splitlines():
                      "stdin": stdin or "/dev/null", "argv": command.split(),
                      "command": " ".join(env.split() + [command] +
                                          (["<", stdin] if stdin else []))})
-allocators = [tuple(a.split("=", 1)) for a in
-              open(os.path.join(work, "allocators")).read().splitlines()]
+allocators = []  # (name, path to preload or "", [K=V words for the program])
+for line in open(os.path.join(work, "allocators")).read().splitlines():
+    alloc, rest = line.split("=", 1)
+    preload, _, env = rest.partition("|")
+    allocators.append((alloc, preload, env.split()))
 base_env = {k: v for k, v in os.environ.items()
-            if k not in ("LD_PRELOAD", "PYTHONMALLOC", "STA_MALLOC_STATS")}
+            if k not in ("LD_PRELOAD", "PYTHONMALLOC", "STA_MALLOC_STATS", "STA_MALLOC_CHECKS")}
 
 
 def run(program, preload, extra_env=(), sampled=None):
@@ -216,7 +229,7 @@ def allocator_share(data):
 failed = []
 results = {}  # (program, allocator) -> [(wall, cpu, rss)]
 shares = {}  # (program, allocator) -> [(inside, total)]
-lib = dict(allocators)["sta"]
+lib = next(preload for alloc, preload, _ in allocators if alloc == "sta")
 for p in programs:
     if only and only not in p["name"]:
         continue
@@ -235,8 +248,8 @@ for p in programs:
     mismatches = set()
     for rep in range(reps):
         shift = rep % len(allocators)
-        for alloc, preload in allocators[shift:] + allocators[:shift]:
-            wall, cpu, rss, digest, status, stderr = run(p, preload)
+        for alloc, preload, env in allocators[shift:] + allocators[:shift]:
+            wall, cpu, rss, digest, status, stderr = run(p, preload, env)
             if status != 0:
                 failed.append(f"{name} ({alloc}): exit status {status}: {stderr[-300:]}")
             elif digest != oracle[3]:
@@ -246,8 +259,8 @@ for p in programs:
     data = os.path.join(work, "perf.data")
     for rep in range(perf_runs):
         shift = rep % len(allocators)
-        for alloc, preload in allocators[shift:] + allocators[:shift]:
-            wall, cpu, rss, digest, status, stderr = run(p, preload, sampled=data)
+        for alloc, preload, env in allocators[shift:] + allocators[:shift]:
+            wall, cpu, rss, digest, status, stderr = run(p, preload, env, sampled=data)
             if status != 0:
                 failed.append(f"{name} ({alloc}, sampled): exit status {status}: "
                               f"{stderr[-300:]}")
@@ -271,9 +284,8 @@ def fmt(v, spec=".3f"):
 
 
 rows = []
-names = [a for a, _ in allocators]
 for p in programs:
-    for alloc in names:
+    for alloc, _, env in allocators:
         runs = results.get((p["name"], alloc))
         if not runs or len(runs) != reps:
             continue
@@ -286,7 +298,7 @@ for p in programs:
                      "min": round(min(walls), 4), "max": round(max(walls), 4),
                      "cpu_seconds": round(statistics.median(r[1] for r in runs), 4),
                      "maxrss_kib": statistics.median(r[2] for r in runs), "runs": len(runs),
-                     "threads": p["threads"], "command": p["command"],
+                     "threads": p["threads"], "command": p["command"], "allocator_env": env,
                      "walls": [round(w, 4) for w in walls], "alloc_share": share,
                      "alloc_shares": [round(i / t, 4) for i, t in sampled] if share is not None else None,
                      "samples": sum(t for _, t in sampled) if share is not None else None})

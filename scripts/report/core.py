@@ -29,6 +29,10 @@ LAYOUT_ROWS = {"shared_cursor": "sta-cursor", "spans": "sta-spans"}
 SEED_ROW = "sta-spans-seed"
 # libsta_malloc.so under LD_PRELOAD: the pool's row of the unchanged programs.
 STA_MALLOC_ROW = "sta-malloc"
+# The same libsta_malloc.so with STA_MALLOC_CHECKS=0 (its release checks off, issue 27): a
+# row of the unchanged programs, the pool's own (is_pool), never a peer; only the measures
+# of the checks' cost (sections/programs.py) name it beside ours.
+STA_MALLOC_UNCHECKED_ROW = "sta-malloc-unchecked"
 
 # A peer and the allocator names it is measured under in the results. A peer's figure
 # for a measure is the fastest of its variants.
@@ -44,6 +48,7 @@ PEERS = {
     "bump": ["pmr-monotonic", "foonathan-stack"],
     "original CComBSTR": ["bstr-original"],
     "seed mode": [SEED_ROW],  # the seed-mode measures only (they name it beside ours)
+    "checks off": [STA_MALLOC_UNCHECKED_ROW],  # the checks' cost measures only (likewise)
     "heap box": ["heap box"],  # under wine: the COM box over the heap (sections/wine.py)
 }
 # The LD_PRELOAD peers: Debian's packages, then the extra ones, the newest releases of
@@ -58,6 +63,7 @@ GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::p
               "bump": "a bump allocator", "general": "the best general-purpose peer",
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
               "seed mode": "the seed's mode (threads::one_owner)",
+              "checks off": "checks off",
               "heap box": "the interlocked heap box"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = DEBIAN_PEERS + EXTRA_PEERS
@@ -73,6 +79,7 @@ PRETTY = {
     "sta-spans+thp": "sta (spans, huge pages)",
     "sta-spans+prefault": "sta (spans, prefault)",
     STA_MALLOC_ROW: "libsta_malloc.so (LD_PRELOAD)",
+    STA_MALLOC_UNCHECKED_ROW: "libsta_malloc.so (checks off)",
     SEED_ROW: "sta (spans, seed mode: threads::one_owner)",
     "bstr-original": "original CComBSTR",
     "malloc": "glibc malloc",

@@ -47,6 +47,12 @@ with PYTHONMALLOC=malloc the second (1.29x); plain python3 meets >= 0.97x (glibc
 peer), string_building meets it in time but misses on peak RSS (3924 / 2864 KiB = 1.37x
 mimalloc), sqlite3 and pigz miss in time. Round by round (walls), mimalloc's time /
 libsta_malloc's on xmllint is 0.76x..1.56x, median 1.06x: the medians' 1.11x is noise-deep.
+The sta-unchecked lines of programs.jsonl (libsta_malloc.so with STA_MALLOC_CHECKS=0, issue
+27) are synthetic, not from that run: each program's sta line with its walls times 0.99,
+1.01, 0.98, 1.00, 0.97 (rotated by one a program; peak RSS 64 KiB less, binary_trees'
+shares times 0.96), so checks off / on is 0.99x in the median round everywhere (the
+release checks' target is met); on binary_trees the checks-off row is faster than every
+peer, which it must never be taken for.
 
 The memory given back (issue 24, memory_back.jsonl, judged on the span layout only) is a
 real run of bench/programs/run_memory_back.sh at 64 MiB, 3 rounds, with the rows of glibc,
@@ -190,6 +196,8 @@ class Judging(unittest.TestCase):
             "program_python3_dicts_py": True,
             "program_sqlite3_memory_generate_sql": False,
             "program_pigz_p_2_10_7_lines_of_seq_2_threads": False,
+            # issue 27: the release checks against the checks off, the span layout only
+            "release_checks": True,
             # issue 24: memory given back, judged on the span layout only
             "memory_back_light": False, "memory_back_busy": True,
             # issue 28: under wine, each compiler, the span layout only
@@ -313,6 +321,34 @@ class Judging(unittest.TestCase):
         self.assertAlmostEqual(low, min(rounds))
         self.assertAlmostEqual(high, max(rounds))
         self.assertNotIn(f"program_{core.slug(xml)}", self.verdicts)  # not on the cursor
+
+    # The checks-off row (issue 27) is loaded under its report name, judged against the
+    # checks-on row round by round, and never taken for a peer.
+    def test_release_checks_against_checks_off(self):
+        d = self.data
+        xml = "xmllint --repeat --noout iso_639-3.xml"
+        off = d.programs[(core.STA_MALLOC_UNCHECKED_ROW, xml)]  # the runner's "sta-unchecked"
+        self.assertEqual(off["walls"], [1.4156, 1.703, 2.1986, 2.2295, 2.0535])
+        self.assertEqual(off["seconds"], 2.0535)
+        rounds = sorted(o / n for o, n in zip(off["walls"], [1.4445, 1.703, 2.2666, 2.252,
+                                                               2.0332]))
+        median, low, high = program_section.per_round(d, xml, core.STA_MALLOC_UNCHECKED_ROW)
+        self.assertAlmostEqual(median, rounds[2])
+        self.assertAlmostEqual((low, high), (rounds[0], rounds[-1]))
+        checks = {c.cond.name: c for c in self.spans["release_checks"].checks}
+        self.assertEqual(list(checks), d.program_list)  # one condition a program
+        self.assertAlmostEqual(checks[xml].value, rounds[2])
+        self.assertEqual(checks[xml].figure.variant, core.STA_MALLOC_UNCHECKED_ROW)
+        self.assertTrue(all(c.ok and c.cond.threshold == 0.97 for c in checks.values()))
+        self.assertNotIn("release_checks", self.verdicts)  # not on the cursor
+        # lua binary_trees' checks-off row (0.8562 s) is faster than mimalloc (0.8909 s):
+        # still the best peer is mimalloc, and the checks-off row is in no peer measure
+        lua = "lua5.4 binary_trees.lua 15 (GC-heavy)"
+        self.assertEqual(self.check(f"program_{core.slug(lua)}", "all", f"program/{lua}",
+                                    layout="spans").figure.variant, "mimalloc")
+        for m in self.by_layout["spans"].values():
+            if not m.id.startswith("checks/"):
+                self.assertNotIn(core.STA_MALLOC_UNCHECKED_ROW, m.others, m.id)
 
     def test_seed_mode(self):
         self.assertAlmostEqual(self.data.get[("sta-spans-seed", "pure_get", "ct", 32)], 2.0)
@@ -705,10 +741,96 @@ class Report(unittest.TestCase):
         self.assertIn("### Share of CPU samples inside the allocator (perf)", md)
         # binary_trees: sampled (3 runs each, tcmalloc's rows absent); the lowest peer
         # share is mimalloc's 17.8 %, and 15.3 / 17.8 = 0.86
+        # (the checks-off column, 14.7 %, is no peer: not the lowest)
         self.assertIn("| lua5.4 binary_trees.lua 15 (GC-heavy) | 27.3 % (27.1–28.0) | "
                       "17.8 % (17.6–18.0) | 33.0 % (32.9–33.4) | – | 15.3 % (15.0–15.6) | "
-                      "0.86 (mimalloc (LD_PRELOAD)) |", md)
-        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | – | – | – | – | – | – |", md)
+                      "14.7 % (14.4–15.0) | 0.86 (mimalloc (LD_PRELOAD)) |", md)
+        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | – | – | – | – | – | – | – |",
+                      md)
+
+    # The section shows libsta_malloc.so with its checks on against the checks off, and
+    # the targets table the release checks' target with its rule.
+    def test_release_checks_are_shown_against_checks_off(self):
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("### Release checks on and off (issue 27)", md)
+        self.assertIn("that median ≥ 0.97 for every program", md)
+        self.assertIn("| program | checks on s (min–max) | checks off s (min–max) | off / on, "
+                      "round by round (median, min–max) | in allocator, on / off | ≥ 0.97 |", md)
+        # xmllint: off / on = 0.98, 1.00, 0.97, 0.99, 1.01 round by round
+        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | 2.033 (1.444–2.267) | "
+                      "2.054 (1.416–2.229) | 0.99× (0.97–1.01) | – / – | met |", md)
+        self.assertIn("| lua5.4 binary_trees.lua 15 (GC-heavy) | 0.875 (0.818–1.021) | "
+                      "0.856 (0.826–1.021) | 0.99× (0.97–1.01) | 15.3 % / 14.7 % | met |", md)
+        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | libsta_malloc.so (checks off) "
+                      "| 2.054 | 1.416–2.229 | 5 |", md)  # in the table of every allocator
+        target_row = next(line for line in md.splitlines()
+                          if line.startswith("| release checks within the noise (issue 27; "))
+        self.assertIn("the median of the rounds): lua5.4 binary_trees.lua 15 (GC-heavy) ≥0.97× "
+                      "checks off, ", target_row)
+        self.assertIn("| n/a | n/a | lua5.4 binary_trees.lua 15 (GC-heavy) 0.99× vs "
+                      "libsta_malloc.so (checks off), ", target_row)
+        self.assertTrue(target_row.endswith("| met |"))
+
+    # Checks on much slower than checks off (0.8x round by round on xmllint) misses the
+    # target, and the why-missed line names the program and its figures.
+    def test_release_checks_much_slower_miss_the_target(self):
+        path = os.path.join(self.results, "programs.jsonl")
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+        xml = "xmllint --repeat --noout iso_639-3.xml"
+        on = next(r for r in rows if r["program"] == xml and r["allocator"] == "sta")
+        off = next(r for r in rows if r["program"] == xml and r["allocator"] == "sta-unchecked")
+        off["walls"] = [round(0.8 * w, 4) for w in on["walls"]]
+        off.update(seconds=sorted(off["walls"])[2], min=min(off["walls"]), max=max(off["walls"]))
+        with open(path, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        target_row = next(line for line in md.splitlines()
+                          if line.startswith("| release checks within the noise (issue 27; "))
+        self.assertIn(f"{xml} 0.80× vs libsta_malloc.so (checks off)", target_row)
+        self.assertTrue(target_row.endswith("| **missed** |"))
+        self.assertIn("| xmllint --repeat --noout iso_639-3.xml | 2.033 (1.444–2.267) | "
+                      "1.627 (1.156–1.813) | 0.80× (0.80–0.80) | – / – | **missed** |", md)
+        why = next(line for line in md.splitlines()
+                   if line.startswith("- *release checks within the noise (issue 27; "))
+        self.assertIn(f"{xml}: libsta_malloc.so (LD_PRELOAD) 2.033 s (1.444–2.267), "
+                      "libsta_malloc.so (checks off) 1.627 s (1.156–1.813); round by round "
+                      "checks off / on = 0.80× (0.80–0.80)", why)
+        self.assertNotIn("lua5.4", why)  # met there
+
+    # A programs.jsonl from before issue 27 (no sta-unchecked rows) is reported, not an
+    # error: the section says the checks off were not measured and the target is missed.
+    def test_without_checks_off_rows_it_is_said_and_missed(self):
+        self.remove_lines("programs.jsonl", '"allocator": "sta-unchecked"')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("### Release checks on and off (issue 27)\n\n**Not measured**: "
+                      "programs.jsonl has no `sta-unchecked` rows", md)
+        self.assertNotIn("| program | checks on s (min–max) |", md)
+        target_row = next(line for line in md.splitlines()
+                          if line.startswith("| release checks within the noise (issue 27; "))
+        self.assertIn("lua5.4 binary_trees.lua 15 (GC-heavy) n/a vs checks off", target_row)
+        self.assertTrue(target_row.endswith("| **missed** |"))
+        self.assertIn("xmllint --repeat --noout iso_639-3.xml: not measured (programs.jsonl has "
+                      "no sta-unchecked row)", md)
+        # one program without them: said in the section, missed in the target
+        shutil.copy(os.path.join(FIXTURE, "programs.jsonl"), self.results)
+        self.remove_lines("programs.jsonl", '"program": "python3 dicts.py", "allocator": '
+                          '"sta-unchecked"')
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("No checks-off rows for python3 dicts.py: not measured there", md)
+        self.assertIn("| python3 dicts.py | 0.727 (0.660–0.929) | n/a | n/a | – / – | n/a |", md)
+        why = next(line for line in md.splitlines()
+                   if line.startswith("- *release checks within the noise (issue 27; "))
+        self.assertIn("python3 dicts.py: not measured (programs.jsonl has no sta-unchecked "
+                      "row).", why)
 
     def test_a_share_outside_its_runs_is_an_error(self):
         self.replace_in("programs.jsonl", '"alloc_share": 0.153,', '"alloc_share": 0.5,')

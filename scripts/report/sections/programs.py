@@ -1,11 +1,13 @@
 """Unchanged programs on libsta_malloc.so (bench/programs/run_programs.sh, issue 16;
 programs.jsonl): Debian's binaries as whole processes under glibc, the peers and
-libsta_malloc.so (LD_PRELOAD). libsta_malloc.so is the span layout: judged there only."""
+libsta_malloc.so (LD_PRELOAD), and libsta_malloc.so with its release checks off against
+it (issue 27). libsta_malloc.so is the span layout: judged there only."""
 import os
 import statistics
 
-from ..core import (DEBIAN_PEERS, GROUPS, PRELOAD_PEERS, STA_MALLOC_ROW, Cond, ReportError,
-                    Target, best, checks_text, extra_peers, fmt, fx, make_measure, md_table,
+from ..core import (DEBIAN_PEERS, GROUPS, PRELOAD_PEERS, STA_MALLOC_ROW,
+                    STA_MALLOC_UNCHECKED_ROW, Cond, Measure, ReportError, Target, best,
+                    checks_text, extra_peers, fmt, fx, is_pool, make_measure, md_table,
                     missing_rows, peer_list, preloaded, pretty, ratio, read_lines,
                     skipped_note, slug)
 
@@ -13,8 +15,14 @@ SKIP = "programs"  # the --skip key: a program is not installed
 # A program counts as allocator-bound when glibc's median takes at least ALLOC_BOUND times
 # the best general-purpose peer's: then the allocator visibly decides its time.
 ALLOC_BOUND = 1.15
-# The program runner's allocator names -> the report's.
-PROGRAM_NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW},
+# Release checks within the noise (issue 27): libsta_malloc.so with its checks off takes
+# at least CHECKS_NOISE times the wall time of the checks-on run of the same round, in the
+# median round (the bound the programs that are not allocator-bound take as the noise).
+CHECKS_NOISE = 0.97
+# The program runner's allocator names -> the report's ("sta-unchecked": the same
+# libsta_malloc.so with STA_MALLOC_CHECKS=0).
+PROGRAM_NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW,
+                      "sta-unchecked": STA_MALLOC_UNCHECKED_ROW},
                      **{p: p for p in PRELOAD_PEERS})
 
 
@@ -61,6 +69,9 @@ def load(data, results):
 
 
 def complete(data):
+    """glibc, libsta_malloc.so and every LD_PRELOAD peer not skipped. The checks-off rows
+    are not required: a programs.jsonl from before issue 27 has none, and then the section
+    says so and the release checks' target is missed for want of them."""
     return [p for program in data.program_list
             for p in missing_rows(f"program {program} (programs.jsonl)",
                                   {a for a, p_ in data.programs if p_ == program},
@@ -77,6 +88,14 @@ def measures(data, layout):
                                 seconds.get(STA_MALLOC_ROW), seconds))
         out.append(make_measure(f"program_rss/{p}", f"program {p} peak RSS", "KiB",
                                 rss.get(STA_MALLOC_ROW), rss))
+        # The checks' cost: each round's checks-on wall time is the unit (ours = 1), the
+        # checks-off row's figure its wall time in that unit, the median over rounds; so
+        # the "faster" bound takes checks off / on, round by round. (Built here, not by
+        # make_measure, which leaves the pool's own rows out of the others.)
+        rounds = per_round(data, p, STA_MALLOC_UNCHECKED_ROW)
+        out.append(Measure(f"checks/{p}", f"program {p}: checks off / on, round by round", "×",
+                           1.0 if rounds else None,
+                           {STA_MALLOC_UNCHECKED_ROW: rounds[0]} if rounds else {}))
     return out
 
 
@@ -92,7 +111,8 @@ def program_spread(data, program):
 
 def per_round(data, program, peer):
     """`peer`'s wall time / libsta_malloc's in each round (the two ran seconds apart, so a
-    slow spell of the machine hits both): the median, min and max, or None."""
+    slow spell of the machine hits both): the median, min and max, or None. `peer` may be
+    STA_MALLOC_UNCHECKED_ROW: then checks off / on."""
     ours, theirs = data.programs.get((STA_MALLOC_ROW, program)), data.programs.get((peer, program))
     if ours is None or theirs is None or len(ours["walls"]) != len(theirs["walls"]):
         return None
@@ -124,9 +144,21 @@ def program_target(data, program):
                   conds + [Cond(rss_id, "mimalloc", "within", 1.2, "peak RSS")], ("spans",))
 
 
+def checks_target(data):
+    """Release checks within the noise (issue 27): for every program, the checks-off run's
+    wall time / the checks-on run's, round by round, median >= CHECKS_NOISE."""
+    return Target("release_checks", "release checks within the noise (issue 27; "
+                  "libsta_malloc.so's wall time with its checks off / on, in each round, the "
+                  "median of the rounds)",
+                  why_checks, [Cond(f"checks/{p}", "checks off", "faster", CHECKS_NOISE, p)
+                               for p in data.program_list], ("spans",))
+
+
 def targets(data):
-    """One a program."""
-    return [program_target(data, p) for p in data.program_list]
+    """One a program, and the release checks' (none when there are no programs: skipped)."""
+    if not data.program_list:
+        return []
+    return [program_target(data, p) for p in data.program_list] + [checks_target(data)]
 
 
 def runs_text(data, alloc, program):
@@ -158,6 +190,25 @@ def why_program(data, v):
     return text + " (the unchanged-programs table has every allocator's runs)."
 
 
+def why_checks(data, v):
+    """The programs whose checks-off / checks-on ratio is below the bound, or not measured."""
+    out = []
+    for c in v.checks:
+        if c.ok:
+            continue
+        p = c.cond.name
+        if (STA_MALLOC_UNCHECKED_ROW, p) not in data.programs:
+            out.append(f"{p}: not measured (programs.jsonl has no sta-unchecked row)")
+            continue
+        rounds = per_round(data, p, STA_MALLOC_UNCHECKED_ROW)
+        text = (f"{p}: {runs_text(data, STA_MALLOC_ROW, p)}, "
+                f"{runs_text(data, STA_MALLOC_UNCHECKED_ROW, p)}")
+        out.append(text + (f"; round by round checks off / on = {fx(rounds[0])} "
+                           f"({rounds[1]:.2f}–{rounds[2]:.2f})" if rounds else
+                           "; not as many rounds of the two"))
+    return "; ".join(out) + "."
+
+
 def share_text(v):
     """A program row's share of samples in the allocator: '12.3 %' (or '–')."""
     return "–" if v is None or v["alloc_share"] is None else f"{100 * v['alloc_share']:.1f} %"
@@ -173,6 +224,8 @@ def method(data):
         "- **unchanged programs** (`bench/programs/run_programs.sh`, issue 16): Debian's lua5.4, "
         "xmllint, python3, sqlite3 and pigz as whole processes under glibc, "
         f"{peer_list(DEBIAN_PEERS + extra_peers(data) + ['libsta_malloc.so'])} (`LD_PRELOAD`), "
+        "and libsta_malloc.so with `STA_MALLOC_CHECKS=0` (its release checks off, issue 27; "
+        "compared with the checks on, never a peer), "
         "rounds interleaved, output oracle; wall "
         "time and peak RSS. libsta_malloc.so is the span layout: its targets are judged there."]
 
@@ -188,7 +241,8 @@ def render(data):
         "\"Measured\"): Debian's own binaries, unchanged, and two small programs of the "
         "project's that free and grow big buffers (`bench/programs/big_buffers.cpp`, plain "
         "malloc / realloc / free), each run a whole process under "
-        "glibc (no preload), the peers and libsta_malloc.so through `LD_PRELOAD`; "
+        "glibc (no preload), the peers and libsta_malloc.so through `LD_PRELOAD` (and "
+        "libsta_malloc.so with its release checks off: below, \"Release checks on and off\"); "
         f"{'/'.join(str(r) for r in runs)} timed runs per program and allocator, one of each "
         "allocator per round, the order rotated every round; every run's output is "
         "byte-identical to the glibc run's. Time: wall seconds of the process, the median of "
@@ -235,11 +289,12 @@ def render(data):
         ["program", "libsta_malloc s (min–max)", "× vs glibc", "× vs the best peer",
          "the same, round by round (median, min–max)", "glibc / best general peer",
          "allocator-bound", "runs' spread (median max/min − 1)", "peak RSS MiB",
-         "RSS / mimalloc"], spread_rows), "",
+         "RSS / mimalloc"], spread_rows), ""] + render_checks(data) + [
         "### Every allocator (wall seconds: median, min–max; CPU seconds; peak RSS)", "",
         "CPU seconds (user + system, every thread; the median) count no time spent waiting "
         "for a core, so they move less than wall time when another process runs.", ""]
-    allocs = ["malloc"] + DEBIAN_PEERS + extra_peers(data) + [STA_MALLOC_ROW]
+    allocs = ["malloc"] + DEBIAN_PEERS + extra_peers(data) + [STA_MALLOC_ROW,
+                                                             STA_MALLOC_UNCHECKED_ROW]
     rows = []
     for p in data.program_list:
         for a in allocs:
@@ -253,6 +308,45 @@ def render(data):
     return lines + [md_table(["program", "allocator", "median s", "min–max s", "runs",
                               "× vs glibc", "CPU s", "peak RSS MiB"], rows), ""] + \
         render_shares(data, allocs)
+
+
+def render_checks(data):
+    """libsta_malloc.so with its release checks on against the same library with them off."""
+    lines = ["### Release checks on and off (issue 27)", ""]
+    missing = [p for p in data.program_list if (STA_MALLOC_UNCHECKED_ROW, p) not in data.programs]
+    if missing == data.program_list:
+        return lines + [
+            "**Not measured**: programs.jsonl has no `sta-unchecked` rows (libsta_malloc.so "
+            "with `STA_MALLOC_CHECKS=0`; bench/programs/run_programs.sh runs them since issue "
+            "27), so the target *release checks within the noise* is missed for want of them.",
+            ""]
+    lines += [
+        "libsta_malloc.so with its release checks on (the default; the rows above) against "
+        "the same library with `STA_MALLOC_CHECKS=0` (the runner's `sta-unchecked`: one more "
+        "allocator in the same rounds, timed, checked against the oracle and sampled like "
+        "the others, never a peer). *Off / on, round by round*: the checks-off run's wall time "
+        "/ the checks-on run's within each round, the median over rounds and its range "
+        "(below 1: the checks cost time). Target *release checks within the noise*: that "
+        f"median ≥ {CHECKS_NOISE:g} for every program (checks on at most "
+        f"{1 / CHECKS_NOISE:.2f}× the checks-off time in the median round).", ""]
+    if missing:
+        lines += [f"No checks-off rows for {', '.join(missing)}: not measured there, and the "
+                  "target is missed for want of them.", ""]
+    rows = []
+    for p in data.program_list:
+        on = data.programs.get((STA_MALLOC_ROW, p))
+        off = data.programs.get((STA_MALLOC_UNCHECKED_ROW, p))
+        rounds = per_round(data, p, STA_MALLOC_UNCHECKED_ROW)
+        times = [f"{v['seconds']:.3f} ({v['min']:.3f}–{v['max']:.3f})" if v else "n/a"
+                 for v in [on, off]]
+        rows.append([p] + times + [
+            f"{fx(rounds[0])} ({rounds[1]:.2f}–{rounds[2]:.2f})" if rounds else "n/a",
+            f"{share_text(on)} / {share_text(off)}",
+            "n/a" if rounds is None else "met" if rounds[0] >= CHECKS_NOISE else "**missed**"])
+    return lines + [md_table(
+        ["program", "checks on s (min–max)", "checks off s (min–max)",
+         "off / on, round by round (median, min–max)", "in allocator, on / off",
+         f"≥ {CHECKS_NOISE:g}"], rows), ""]
 
 
 def render_shares(data, allocs):
@@ -283,7 +377,7 @@ def render_shares(data, allocs):
                 continue
             cells.append(f"{share_text(v)} ({100 * min(v['alloc_shares']):.1f}–"
                          f"{100 * max(v['alloc_shares']):.1f})")
-            if a != STA_MALLOC_ROW:
+            if not is_pool(a):
                 peer_shares.append((v["alloc_share"], a))
         ours = data.programs.get((STA_MALLOC_ROW, p))
         if ours is not None and ours["alloc_share"] is not None and peer_shares:
