@@ -343,8 +343,8 @@ fi
 
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
-# 9 programs x (2 + allocators x (reps + 3 sampled)) runs of 0.1-3 s: about 12 minutes
-# with glibc, Debian's 3 peers and libsta_malloc, 8 more a peer.
+# 9 programs x (2 + allocators x (reps + 3 sampled)) runs of 0.1-3 s: about 14 minutes
+# with glibc, Debian's 3 peers and libsta_malloc with its checks on and off, 8 more a peer.
 program_reps=7
 if ((quick)); then program_reps=3; fi
 program_tools=(/usr/bin/lua5.4 /usr/bin/xmllint /usr/bin/python3 /usr/bin/sqlite3 /usr/bin/pigz
