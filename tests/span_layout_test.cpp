@@ -100,10 +100,10 @@ TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
-// Guards the choice of the next span: a spent span with less than a quarter free
-// sleeps (the class takes a clean span); once a quarter is free it is partial, and the
-// class takes it back when its current span runs out.
-TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
+// Guards the choice of the next span: a spent span with less than its reuse threshold
+// free (an eighth) sleeps (the class takes a clean span); once that much is free it is
+// partial, and the class takes it back when its current span runs out.
+TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAnEighthIsFree) {
     FRESH_POOL;
     std::vector<void*> first = fill_one_span<pool>(64);
     const auto* sp = span_of(first.front());
@@ -112,8 +112,9 @@ TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
     EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
     pool::free(first[5], 64); // one free block: not worth taking
     EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
-    const std::uint32_t quarter = sta::detail::reuse_threshold(sp->capacity);
-    for (std::uint32_t i = 1; i < quarter; ++i)
+    const std::uint32_t threshold = sta::detail::reuse_threshold(sp->capacity);
+    EXPECT_EQ(threshold, sp->capacity / 8);
+    for (std::uint32_t i = 1; i < threshold; ++i)
         pool::free(first[5 + 2 * i], 64);
     EXPECT_EQ(sp->role, sta::detail::span_role::partial);
     std::vector<held_block> held{{next, 64}};
@@ -124,9 +125,9 @@ TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAQuarterIsFree) {
     EXPECT_EQ(back, first[5]); // the lowest freed comes first, not the last freed
     held.push_back({back, 64});
     for (std::size_t i = 0; i < first.size(); ++i)
-        if (i < 5 || i > 5 + 2 * (quarter - 1) || (i - 5) % 2 != 0)
+        if (i < 5 || i > 5 + 2 * (threshold - 1) || (i - 5) % 2 != 0)
             held.push_back({first[i], 64});
-    for (std::uint32_t i = 1; i < quarter; ++i) // the class holds the rest of them
+    for (std::uint32_t i = 1; i < threshold; ++i) // the class holds the rest of them
         held.push_back({pool::alloc(64), 64});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }

@@ -8,6 +8,7 @@
 #include "support/pool_test_support.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -192,6 +193,40 @@ TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
     EXPECT_EQ(check_accounting<pool>(held), "");
     for (void* p : others)
         pool::free(p, block_bytes);
+}
+
+/// Is every anonymous mapping backed by huge pages (THP "always")? Then a segment's first
+/// touch makes all of it resident, and its pages cannot tell what was touched.
+bool huge_pages_always() {
+    std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f == nullptr)
+        return false;
+    char line[128] = {};
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    return got && std::strstr(line, "[always]") != nullptr;
+}
+
+// Guards the short bitmap slots (S4): spans that serve classes of 32 B and more keep
+// their bits in the first pages of span 0, so the pages of the long slots, which only
+// classes below 32 B need, are never touched.
+TYPED_TEST(SpanLife, SpansOfClassesFrom32BytesLeaveTheLongBitmapsUntouched) {
+    FRESH_POOL;
+    if (huge_pages_always())
+        GTEST_SKIP() << "transparent huge pages are 'always': a segment is resident whole";
+    filled_spans<pool> f(8);
+    const auto* const base =
+        reinterpret_cast<const std::byte*>(sta::detail::segment_of(f.blocks[0]));
+    using namespace sta::detail;
+    EXPECT_GT(os_resident_bytes(base + bitmap_offset, spans_per_segment * short_bitmap_bytes), 0u);
+    EXPECT_EQ(os_resident_bytes(base + long_bitmaps_offset, spans_per_segment * bitmap_bytes), 0u);
+    void* small = pool::alloc(16); // a span of a class below 32 B takes its long slot
+    EXPECT_GT(os_resident_bytes(base + long_bitmaps_offset, spans_per_segment * bitmap_bytes), 0u);
+    std::vector<held_block> held = f.held();
+    held.push_back({small, 16});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    pool::free(small, 16);
+    f.free_all();
 }
 
 template <class Variant>

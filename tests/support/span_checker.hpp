@@ -179,7 +179,7 @@ std::string check_spans(std::span<const held_block> held) {
         };
         const std::uint64_t* const bitmap = span_bitmap(sp);
         std::size_t in_bitmap = 0;
-        if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp)))
+        if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp), bytes))
             fail("S4: span " + hex(sp) + " does not point at its bitmap");
         const bool has_tail = span_usable_bytes(sp) % bytes != 0;
         const bool tail_bit =

@@ -6,8 +6,9 @@
 //   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
 //   +--------------------------------+----------------+----------------+-----+----------------+
 //   | span 0: the segment's headers  | span 1 blocks  | span 2 blocks  | ... | span 31 blocks |
-//   | (4 KiB) and the bitmaps of     | 64 KiB         | 64 KiB         |     | 64 KiB         |
-//   | spans 1..31 (1 KiB each)       |                |                |     |                |
+//   | (4 KiB), the bitmaps of spans  | 64 KiB         | 64 KiB         |     | 64 KiB         |
+//   | 1..31: 256 B each, 1 KiB each  |                |                |     |                |
+//   | for classes below 32 B         |                |                |     |                |
 //   +--------------------------------+----------------+----------------+-----+----------------+
 //   ^ base = p & ~(segment_bytes - 1)   span_of(p) = &base->spans[(p >> 16) & 31]
 //
@@ -105,13 +106,23 @@ inline constexpr std::uint32_t spans_per_segment =
 /// Span 0 holds the headers and the bitmaps: the spans of blocks are 1..31.
 inline constexpr std::uint32_t first_block_span = 1;
 inline constexpr std::uint32_t block_spans_per_segment = spans_per_segment - first_block_span;
-/// Where the bitmaps start in a segment, and each span's share: a bit per block of the
-/// smallest class.
+/// Where the bitmaps start in a segment, and each span's two slots: a short one for the
+/// classes of 32 B and more (2048 blocks at most, the tail's bit included), all 31 of
+/// them in the first two pages, and a long one, a bit per block of the smallest class,
+/// for the classes below. A span uses the slot of its class (bitmap_of_span), so a
+/// segment whose spans serve classes of 32 B and more keeps two pages of bitmaps
+/// resident, not eight.
 inline constexpr std::size_t bitmap_offset = 4096;
+inline constexpr std::size_t short_bitmap_min_class = 32;
+inline constexpr std::size_t short_bitmap_bytes = span_bytes / short_bitmap_min_class / 8;
 inline constexpr std::size_t bitmap_words = span_bytes / min_class_bytes / 64;
 inline constexpr std::size_t bitmap_bytes = bitmap_words * 8;
-static_assert(bitmap_offset + spans_per_segment * bitmap_bytes <= span_bytes,
+inline constexpr std::size_t long_bitmaps_offset =
+    bitmap_offset + spans_per_segment * short_bitmap_bytes;
+static_assert(long_bitmaps_offset + spans_per_segment * bitmap_bytes <= span_bytes,
               "the headers and every bitmap fit in span 0");
+static_assert(span_bytes % short_bitmap_min_class == 0,
+              "the short slot's smallest class has no tail: its bits fill the slot");
 
 enum class span_role : std::uint8_t { clean, current, partial, sleeping, purged };
 
@@ -132,7 +143,7 @@ struct alignas(64) span {
     span* next = nullptr;
     span* prev = nullptr;
     span_state* owner = nullptr;     // S9: the state whose segment this is
-    std::uint64_t* bitmap = nullptr; // S4: in span 0 of the segment, for spans 1..31
+    std::uint64_t* bitmap = nullptr; // S4: its slot in span 0 for its class (bitmap_of_span)
     std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
     std::uint32_t block_bytes = 0;   // S2: the bytes of a block of its class
 };
@@ -167,10 +178,14 @@ inline std::uint32_t span_index(const span* sp) noexcept {
 inline std::byte* span_begin(const span* sp) noexcept {
     return reinterpret_cast<std::byte*>(segment_of(sp)) + span_index(sp) * span_bytes;
 }
-/// Where the bitmap of span `index` of a segment lies (span::bitmap holds it).
-inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index) noexcept {
-    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + bitmap_offset +
-                                            index * bitmap_bytes);
+/// Where the bitmap of span `index` of a segment lies while it serves blocks of
+/// `block_bytes` (span::bitmap holds it): its short slot or its long one.
+inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index,
+                                     std::size_t block_bytes) noexcept {
+    const std::size_t offset = block_bytes >= short_bitmap_min_class
+                                   ? bitmap_offset + index * short_bitmap_bytes
+                                   : long_bitmaps_offset + index * bitmap_bytes;
+    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + offset);
 }
 /// The span's bitmap: a bit per block (S2, S4).
 STA_FORCE_INLINE std::uint64_t* span_bitmap(const span* sp) noexcept {
@@ -262,9 +277,9 @@ inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
 inline std::byte* span_limit(const span* sp) noexcept {
     return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
 }
-/// Free blocks a span needs before its class takes it again: a quarter (at least one).
+/// Free blocks a span needs before its class takes it again: an eighth (at least one).
 constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
-    return capacity / 4 != 0 ? capacity / 4 : 1;
+    return capacity / 8 != 0 ? capacity / 8 : 1;
 }
 
 struct span_state : pool_state {

@@ -8,7 +8,7 @@
 //   alloc:   heads[slot] ? pop : bits[slot] ? the window's lowest free block : refill
 //   refill:  the next word of the current span's bitmap that has free blocks (scan)
 //            becomes the window; at the bitmap's end the class starts over at its first
-//            word if a quarter of the span is free, else the span sleeps and the class
+//            word if an eighth of the span is free, else the span sleeps and the class
 //            takes the most recently woken partial span, else a clean span, else a new
 //            segment. Each step costs a few instructions per block it hands out: no list
 //            is walked, nothing is sorted, and the blocks come out in ascending address
@@ -19,7 +19,7 @@
 //            bitmap, and --used (a span whose used reaches its wake_at wakes, or comes
 //            clean); another thread's block: to its owner (S10).
 //
-// A span retired with less than a quarter free sleeps until frees bring it there (its
+// A span retired with less than an eighth free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
 // blocks each time. A span whose blocks have all come back goes clean, and after the
 // purge delay gives its pages back (layout/span_life.hpp). Every refill passes by the
@@ -426,7 +426,7 @@ struct span_core {
         wake_partial(st, sp);
     }
 
-    /// A sleeping span reached a quarter free: its class may take it again.
+    /// A sleeping span reached an eighth free: its class may take it again.
     static void wake_partial(span_state& st, span* sp) noexcept {
         sp->role = span_role::partial;
         sp->wake_at = 0;
@@ -464,6 +464,7 @@ struct span_core {
         sp->block_bytes = static_cast<std::uint32_t>(bytes);
         sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes); // the rest: a tail (S2)
         sp->recip = reciprocal_of(bytes);
+        sp->bitmap = bitmap_of_span(segment_of(sp), span_index(sp), bytes);
         sp->used = 0;
         sp->wake_at = 0;
         sp->scan = 0;
@@ -527,7 +528,6 @@ struct span_core {
             sp->owner = &st; // S9
             if (i < first_block_span)
                 continue;
-            sp->bitmap = bitmap_of_span(seg, i);
             if (st.prefault) {
                 span_life::make_clean(st, sp, now);
             } else {
