@@ -100,9 +100,24 @@ TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
+// Guards the reuse threshold's rule: an eighth of a span's blocks for the small classes,
+// never fewer than 64 blocks nor more than a quarter, at least one.
+TEST(SpanLayoutRules, TheReuseThresholdIsAnEighthAtLeast64BlocksAtMostAQuarter) {
+    using sta::detail::reuse_threshold;
+    EXPECT_EQ(reuse_threshold(4096), 512u); // 16 B: an eighth
+    EXPECT_EQ(reuse_threshold(1024), 128u); // 64 B: an eighth
+    EXPECT_EQ(reuse_threshold(512), 64u);   // 128 B: an eighth is 64
+    EXPECT_EQ(reuse_threshold(256), 64u);   // 256 B: 64 blocks, a quarter
+    EXPECT_EQ(reuse_threshold(170), 42u);   // 384 B: a quarter, below 64
+    EXPECT_EQ(reuse_threshold(16), 4u);     // 4 KiB: a quarter
+    EXPECT_EQ(reuse_threshold(2), 1u);      // 32 KiB: at least one
+    EXPECT_EQ(reuse_threshold(1), 1u);
+}
+
 // Guards the choice of the next span: a spent span with less than its reuse threshold
-// free (an eighth) sleeps (the class takes a clean span); once that much is free it is
-// partial, and the class takes it back when its current span runs out.
+// free (an eighth of a 64 B span's blocks) sleeps (the class takes a clean span); once
+// that much is free it is partial, and the class takes it back when its current span runs
+// out.
 TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAnEighthIsFree) {
     FRESH_POOL;
     std::vector<void*> first = fill_one_span<pool>(64);

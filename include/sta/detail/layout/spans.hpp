@@ -8,7 +8,8 @@
 //   alloc:   heads[slot] ? pop : bits[slot] ? the window's lowest free block : refill
 //   refill:  the next word of the current span's bitmap that has free blocks (scan)
 //            becomes the window; at the bitmap's end the class starts over at its first
-//            word if an eighth of the span is free, else the span sleeps and the class
+//            word if its reuse threshold is free (reuse_threshold: an eighth, at least
+//            64 blocks, at most a quarter), else the span sleeps and the class
 //            takes the most recently woken partial span, else a clean span, else a new
 //            segment. Each step costs a few instructions per block it hands out: no list
 //            is walked, nothing is sorted, and the blocks come out in ascending address
@@ -19,7 +20,7 @@
 //            bitmap, and --used (a span whose used reaches its wake_at wakes, or comes
 //            clean); another thread's block: to its owner (S10).
 //
-// A span retired with less than an eighth free sleeps until frees bring it there (its
+// A span retired with less than its reuse threshold free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
 // blocks each time. A span whose blocks have all come back goes clean, and after the
 // purge delay gives its pages back (layout/span_life.hpp). Every refill passes by the
@@ -426,7 +427,7 @@ struct span_core {
         wake_partial(st, sp);
     }
 
-    /// A sleeping span reached an eighth free: its class may take it again.
+    /// A sleeping span reached its reuse threshold: its class may take it again.
     static void wake_partial(span_state& st, span* sp) noexcept {
         sp->role = span_role::partial;
         sp->wake_at = 0;
