@@ -195,6 +195,79 @@ TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
         pool::free(p, block_bytes);
 }
 
+/// Linux: does the mapping that holds p carry the advice of huge pages (its smaps
+/// VmFlags has "hg")? Elsewhere: false.
+bool advised_huge([[maybe_unused]] const void* p) {
+#if defined(__linux__)
+    std::FILE* f = std::fopen("/proc/self/smaps", "r");
+    if (f == nullptr)
+        return false;
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    bool inside = false;
+    bool huge = false;
+    char line[512];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        if (std::sscanf(line, "%llx-%llx ", &begin, &end) == 2) // a mapping's first line
+            inside = begin <= at && at < end;
+        else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
+            huge = std::strstr(line, " hg") != nullptr;
+            break;
+        }
+    }
+    std::fclose(f);
+    return huge;
+#else
+    return false;
+#endif
+}
+
+// Guards set_huge_pages_from: a pool advises huge pages only for the segments it maps
+// once it holds the count set (the drop-in's default: a small heap stays on plain pages),
+// and a segment that gives pages back takes plain pages from then on (a fault in it
+// would bring in 2 MiB again).
+TYPED_TEST(SpanLife, SegmentsGetHugePagesOnceThePoolHoldsTheCountSet) {
+    FRESH_POOL;
+    pool::set_huge_pages_from(2);
+    constexpr std::size_t big = 32768; // two to a span, 62 to a segment
+    std::vector<void*> blocks;
+    std::vector<const sta::detail::segment*> segments; // in the order they were mapped
+    std::size_t in_third = 0;
+    while (in_third < 4) { // two spans of the third segment
+        void* p = pool::alloc(big);
+        ASSERT_NE(p, nullptr);
+        blocks.push_back(p);
+        if (segments.empty() || segments.back() != sta::detail::segment_of(p))
+            segments.push_back(sta::detail::segment_of(p));
+        in_third += segments.size() == 3;
+    }
+    EXPECT_FALSE(segments[0]->huge);
+    EXPECT_FALSE(segments[1]->huge);
+    EXPECT_TRUE(segments[2]->huge);
+#if defined(__linux__)
+    EXPECT_FALSE(advised_huge(segments[0]));
+    EXPECT_TRUE(advised_huge(segments[2]));
+#endif
+    std::vector<held_block> held;
+    for (void* p : blocks)
+        held.push_back({p, big});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    void* const kept = blocks.back(); // the third segment stays, a block of it in use
+    blocks.pop_back();
+    for (void* p : blocks)
+        pool::free(p, big);
+    EXPECT_GT(pool::trim(), 0u); // the third segment's first span, clean, is purged
+    EXPECT_FALSE(segments[2]->huge);
+#if defined(__linux__)
+    EXPECT_FALSE(advised_huge(segments[2]));
+#endif
+    const std::vector<held_block> still{{kept, big}};
+    EXPECT_EQ(check_accounting<pool>(still), "");
+    pool::free(kept, big);
+    pool::set_huge_pages(false);
+}
+
 /// Is every anonymous mapping backed by huge pages (THP "always")? Then a segment's first
 /// touch makes all of it resident, and its pages cannot tell what was touched.
 bool huge_pages_always() {

@@ -301,11 +301,19 @@ class basic_memory_pool {
     /// MADV_HUGEPAGE; nothing elsewhere). Segments already mapped keep what they have.
     /// Per-thread pools: the calling thread's pool and every pool made from now on.
     static void set_huge_pages(bool on) noexcept requires std::is_same_v<Layout, layout::spans> {
+        set_huge_pages_from(on ? 0 : detail::huge_pages_never);
+    }
+    /// Span layout: the same, for the segments a pool maps once it holds
+    /// `segments` of them (2 MiB each): a small heap keeps plain pages, whose residency
+    /// follows what it touches, and a big one gets the fewer faults and TLB misses of huge
+    /// pages. 0: every segment, as set_huge_pages(true).
+    static void set_huge_pages_from(
+        std::uint32_t segments) noexcept requires std::is_same_v<Layout, layout::spans> {
         engine::home::check_thread();
         if constexpr (per_thread)
-            engine::home::set_huge_pages_for_new(on);
+            engine::home::set_huge_pages_for_new(segments);
         if (auto* const st = engine::home::own())
-            st->huge_pages = on;
+            st->huge_pages_from = segments;
     }
     /// Span layout: fill in a new segment's pages when it is mapped, so that first use
     /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).

@@ -105,7 +105,7 @@ std::string check_spans(std::span<const held_block> held) {
         if (sp->role != span_role::purged)
             fail("S3: span " + hex(sp) + " is on the purged list but not purged");
         // S11: nothing of a purged span is resident (huge pages fault in whole segments).
-        if (!s.huge_pages && os_resident_bytes(span_begin(sp), span_usable_bytes(sp)) != 0)
+        if (!segment_of(sp)->huge && os_resident_bytes(span_begin(sp), span_usable_bytes(sp)) != 0)
             fail("S11: purged span " + hex(sp) + " has pages resident");
         if (sp->prev != last_purged)
             fail("S3: the purged list has a broken prev link at " + hex(sp));

@@ -28,7 +28,8 @@
 //                    measurement: docs/size_classes.md).
 //   STA_POOL_HUGE_PAGES 1: the span layout asks the OS to back its 2 MiB segments with
 //                    transparent huge pages (Linux MADV_HUGEPAGE). Default 0; a pool
-//                    can also choose at run time (set_huge_pages).
+//                    can also choose at run time (set_huge_pages, set_huge_pages_from;
+//                    the drop-in malloc's default: from a pool's ninth segment).
 //   STA_POOL_PREFAULT 1: the span layout has the OS fill in a segment's pages when it
 //                    maps it (Linux MADV_POPULATE_WRITE, else MAP_POPULATE-like
 //                    touching), so first use takes no page faults. Default 0;

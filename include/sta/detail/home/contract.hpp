@@ -54,8 +54,9 @@ concept pool_home = requires(std::size_t bytes) {
 /// A home with a state per thread: options for the states it makes later, the fork
 /// handlers, and what the family has made.
 template <class Home, class State>
-concept per_thread_pool_home = pool_home<Home, State> && Home::threaded && requires(bool on) {
-    { Home::set_huge_pages_for_new(on) }
+concept per_thread_pool_home = pool_home<Home, State> && Home::threaded &&
+    requires(bool on, std::uint32_t from_segments) {
+    { Home::set_huge_pages_for_new(from_segments) }
     noexcept;
     { Home::set_prefault_for_new(on) }
     noexcept;

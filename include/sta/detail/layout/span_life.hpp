@@ -139,6 +139,8 @@ struct span_life {
         if (seg->idle_spans == block_spans_per_segment)
             return unmap(st, seg);
         unlink_clean(st, sp);
+        if (seg->huge)
+            make_plain(seg);
         const std::size_t bytes = span_usable_bytes(sp);
         os_purge_pages(span_begin(sp), bytes);
         sp->role = span_role::purged;
@@ -146,6 +148,22 @@ struct span_life {
         st.bytes_purged += bytes;
         st.bytes_given_back += bytes;
         return bytes;
+    }
+
+    /// A segment with huge pages starts giving pages back: it takes plain pages from now
+    /// on, and its purged spans, never used but brought in whole by its huge pages, give
+    /// their pages back too (S11), a run of neighbours in one call.
+    static void make_plain(segment* seg) noexcept {
+        seg->huge = false;
+        advise_plain_pages(seg, segment_bytes);
+        for (std::uint32_t i = first_block_span; i < spans_per_segment;) {
+            std::uint32_t end = i;
+            while (end < spans_per_segment && seg->spans[end].role == span_role::purged)
+                ++end;
+            if (end != i)
+                os_purge_pages(span_begin(&seg->spans[i]), std::size_t{end - i} * span_bytes);
+            i = end + 1;
+        }
     }
 
     /// Every span of `seg` is clean or purged: the segment leaves every list and goes

@@ -152,6 +152,7 @@ struct segment {
     segment* older = nullptr; // S1
     segment* newer = nullptr;
     std::uint32_t idle_spans = 0; // S11: spans clean or purged (of spans 1..31)
+    bool huge = false;            // advised huge pages when mapped, until a span is purged
     alignas(64) span spans[spans_per_segment];
 };
 static_assert(sizeof(segment) <= bitmap_offset, "the headers fit before the bitmaps");
@@ -303,10 +304,12 @@ struct span_state : pool_state {
     span* purged = nullptr;          // S3: doubly linked
     segment* segments = nullptr;     // S1
     /// What was given back (layout/span_life.hpp).
-    std::size_t bytes_purged = 0;               // pages of purged spans, now
-    std::size_t bytes_given_back = 0;           // every purge and unmapped segment, ever
-    std::size_t segments_unmapped = 0;          // ever
-    bool huge_pages = STA_POOL_HUGE_PAGES != 0; // advice for segments mapped from now on
+    std::size_t bytes_purged = 0;      // pages of purged spans, now
+    std::size_t bytes_given_back = 0;  // every purge and unmapped segment, ever
+    std::size_t segments_unmapped = 0; // ever
+    /// Segments mapped while the state holds at least this many get the advice of
+    /// transparent huge pages (0: every one; huge_pages_never: none).
+    std::uint32_t huge_pages_from = STA_POOL_HUGE_PAGES != 0 ? 0 : huge_pages_never;
     bool prefault = STA_POOL_PREFAULT != 0;
 };
 

@@ -510,8 +510,10 @@ struct span_core {
             os_unmap_pages(memory, segment_bytes);
             return false;
         }
-        advise_pages(memory, segment_bytes, st.huge_pages, st.prefault);
+        const bool huge = st.mappings - st.segments_unmapped >= st.huge_pages_from;
+        advise_pages(memory, segment_bytes, huge, st.prefault);
         auto* const seg = new (memory) segment{};
+        seg->huge = huge;
         seg->older = st.segments;
         if (st.segments != nullptr)
             st.segments->newer = seg;

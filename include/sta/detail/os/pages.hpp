@@ -134,6 +134,16 @@ inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) n
         [p, old_bytes] { os_unmap_pages(p, old_bytes); });
 }
 
+/// Memory that had the advice of huge pages (advise_pages) takes plain pages from now
+/// on: a fault in a range whose pages were all given back would bring in 2 MiB again,
+/// and the kernel's khugepaged would gather the pages left into huge pages. Linux only.
+inline void advise_plain_pages([[maybe_unused]] void* p,
+                               [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(__linux__)
+    ::madvise(p, bytes, MADV_NOHUGEPAGE);
+#endif
+}
+
 /// Advice for fresh memory: back it with transparent huge pages, and/or fill in its
 /// pages now. Linux only (Windows: nothing); best effort, a refusal changes nothing.
 inline void advise_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes,

@@ -22,6 +22,10 @@
 
 namespace sta::detail {
 
+/// A span layout's state's huge_pages_from (layout/span_types.hpp) when no segment gets
+/// the advice of transparent huge pages; its homes pass it to the states they make.
+inline constexpr std::uint32_t huge_pages_never = ~std::uint32_t{0};
+
 inline constexpr std::size_t min_page_bytes = std::size_t{256} * 1024;
 inline constexpr std::size_t default_page_bytes = std::size_t{1} << 20;
 inline constexpr std::size_t max_page_bytes = std::size_t{1} << 30;
