@@ -195,10 +195,10 @@ TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
         pool::free(p, block_bytes);
 }
 
-/// Linux: does the mapping that holds p carry the advice of huge pages (its smaps
-/// VmFlags has "hg")? Elsewhere: false.
-bool advised_huge([[maybe_unused]] const void* p) {
 #if defined(__linux__)
+/// Does the mapping that holds p carry the advice of huge pages (its smaps VmFlags has
+/// "hg")?
+bool advised_huge(const void* p) {
     std::FILE* f = std::fopen("/proc/self/smaps", "r");
     if (f == nullptr)
         return false;
@@ -218,10 +218,8 @@ bool advised_huge([[maybe_unused]] const void* p) {
     }
     std::fclose(f);
     return huge;
-#else
-    return false;
-#endif
 }
+#endif
 
 // Guards set_huge_pages_from: a pool advises huge pages only for the segments it maps
 // once it holds the count set (the drop-in's default: a small heap stays on plain pages),
