@@ -101,14 +101,15 @@ TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
 }
 
 // Guards the reuse threshold's rule: an eighth of a span's blocks for the small classes,
-// never fewer than 64 blocks nor more than a quarter, at least one.
-TEST(SpanLayoutRules, TheReuseThresholdIsAnEighthAtLeast64BlocksAtMostAQuarter) {
+// never fewer than 128 blocks nor more than a quarter, at least one.
+TEST(SpanLayoutRules, TheReuseThresholdIsAnEighthAtLeast128BlocksAtMostAQuarter) {
     using sta::detail::reuse_threshold;
     EXPECT_EQ(reuse_threshold(4096), 512u); // 16 B: an eighth
-    EXPECT_EQ(reuse_threshold(1024), 128u); // 64 B: an eighth
-    EXPECT_EQ(reuse_threshold(512), 64u);   // 128 B: an eighth is 64
-    EXPECT_EQ(reuse_threshold(256), 64u);   // 256 B: 64 blocks, a quarter
-    EXPECT_EQ(reuse_threshold(170), 42u);   // 384 B: a quarter, below 64
+    EXPECT_EQ(reuse_threshold(1024), 128u); // 64 B: an eighth is 128
+    EXPECT_EQ(reuse_threshold(682), 128u);  // 96 B: 128 blocks, below a quarter (170)
+    EXPECT_EQ(reuse_threshold(512), 128u);  // 128 B: a quarter is 128
+    EXPECT_EQ(reuse_threshold(256), 64u);   // 256 B: a quarter, below 128
+    EXPECT_EQ(reuse_threshold(170), 42u);   // 384 B: a quarter
     EXPECT_EQ(reuse_threshold(16), 4u);     // 4 KiB: a quarter
     EXPECT_EQ(reuse_threshold(2), 1u);      // 32 KiB: at least one
     EXPECT_EQ(reuse_threshold(1), 1u);

@@ -278,13 +278,14 @@ inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
 inline std::byte* span_limit(const span* sp) noexcept {
     return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
 }
-/// Free blocks a span needs before its class takes it again: an eighth, but at least 64
-/// blocks and at most a quarter (at least one). An eighth keeps spans of small classes
-/// fuller (the tree's peak); a refill costs about as much whatever the class, so a span of
-/// 16 or 256 blocks taken back for 2 or 32 of them would pay it too often (random churn
-/// at 4 KiB: 168 instructions per op with an eighth, 116 with a quarter).
+/// Free blocks a span needs before its class takes it again: an eighth, but at least 128
+/// blocks and at most a quarter (at least one): an eighth for the classes up to 64 B, a
+/// quarter from 128 B. An eighth keeps spans of small classes fuller (the tree's peak); a
+/// refill costs about as much whatever the class, so a span of 16 or 682 blocks taken
+/// back for 2 or 85 of them would pay it too often (random churn, instructions per op:
+/// 4 KiB 168 with an eighth, 116 with a quarter; 96 B 51.7 and 49.0).
 constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
-    const std::uint32_t eighth = capacity / 8 > 64 ? capacity / 8 : 64;
+    const std::uint32_t eighth = capacity / 8 > 128 ? capacity / 8 : 128;
     const std::uint32_t quarter = capacity / 4 != 0 ? capacity / 4 : 1;
     return eighth < quarter ? eighth : quarter;
 }

@@ -9,7 +9,7 @@
 //   refill:  the next word of the current span's bitmap that has free blocks (scan)
 //            becomes the window; at the bitmap's end the class starts over at its first
 //            word if its reuse threshold is free (reuse_threshold: an eighth, at least
-//            64 blocks, at most a quarter), else the span sleeps and the class
+//            128 blocks, at most a quarter), else the span sleeps and the class
 //            takes the most recently woken partial span, else a clean span, else a new
 //            segment. Each step costs a few instructions per block it hands out: no list
 //            is walked, nothing is sorted, and the blocks come out in ascending address
