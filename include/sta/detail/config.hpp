@@ -38,7 +38,7 @@
 //                    before they go back to the OS (layout/span_life.hpp); -1: never,
 //                    the seed's keep-everything trade. A pool can also choose at run
 //                    time (memory_pool::set_purge_delay); the drop-in malloc reads
-//                    STA_MALLOC_PURGE_DELAY_MS. Default: 100 (docs/design.md, "Memory
+//                    STA_MALLOC_PURGE_DELAY_MS. Default: 500 (docs/design.md, "Memory
 //                    goes back", says why).
 //   STA_POOL_INITIAL_EXEC 1: per-thread pools reach the thread's pool pointer with the
 //                    initial-exec TLS model even in a shared library (-fPIC), one
@@ -110,7 +110,7 @@
 #endif
 
 #ifndef STA_POOL_PURGE_DELAY_MS
-#define STA_POOL_PURGE_DELAY_MS 100
+#define STA_POOL_PURGE_DELAY_MS 500
 #endif
 
 #ifndef STA_POOL_INITIAL_EXEC
