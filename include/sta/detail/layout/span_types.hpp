@@ -279,11 +279,12 @@ inline std::byte* span_limit(const span* sp) noexcept {
     return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);
 }
 /// Free blocks a span needs before its class takes it again: an eighth, but at least 128
-/// blocks and at most a quarter (at least one): an eighth for the classes up to 64 B, a
-/// quarter from 128 B. An eighth keeps spans of small classes fuller (the tree's peak); a
-/// refill costs about as much whatever the class, so a span of 16 or 682 blocks taken
-/// back for 2 or 85 of them would pay it too often (random churn, instructions per op:
-/// 4 KiB 168 with an eighth, 116 with a quarter; 96 B 51.7 and 49.0).
+/// blocks and at most a quarter (at least one): an eighth for the classes up to 64 B, 128
+/// blocks from 80 to 128 B, a quarter above. An eighth keeps spans of small classes
+/// fuller (the tree's peak); a refill costs about as much whatever the class, so a span
+/// of 16 or 682 blocks taken back for 2 or 85 of them would pay it too often (random
+/// churn, instructions per op: 4 KiB 168 at an eighth, 116 at a quarter; 96 B 51.7 at
+/// 85 blocks, 49.0 at 128).
 constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
     const std::uint32_t eighth = capacity / 8 > 128 ? capacity / 8 : 128;
     const std::uint32_t quarter = capacity / 4 != 0 ? capacity / 4 : 1;
