@@ -129,6 +129,7 @@ void fill_one_span(std::size_t class_bytes, Alloc alloc, Free free_block) {
         free_block(p);
     free_block(next);
     EXPECT_EQ(check_spans<Pool>({}), "");
+    sta::detail::flush_caches<Pool>();
     EXPECT_EQ(sp->role, sta::detail::span_role::clean);
 }
 

@@ -72,10 +72,10 @@ TYPED_TEST(SpanLayout, EachClassBumpsInItsOwnSpan) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
-// Guards the free path: a freed block of the class's current span goes on the class's
-// list and comes back first (LIFO, the warmest block); a block of a retired span goes
-// to that span's bitmap and waits there while the class has other blocks.
-TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
+// Guards the free path: a freed block goes on its class's cache and comes back first
+// (LIFO, the warmest block), whatever span it lies in; a flush sends the cached blocks to
+// their spans' bitmaps, where a block of a retired span waits while the class has others.
+TYPED_TEST(SpanLayout, FreesFeedTheClassCacheUntilAFlush) {
     FRESH_POOL;
     using classes = typename pool::classes;
     // A 48 B request and the whole class it takes (64 B in powers of two, 48 B itself
@@ -90,13 +90,39 @@ TYPED_TEST(SpanLayout, FreesFeedTheClassFromItsCurrentSpanOnly) {
     std::vector<void*> rest = fill_one_span<pool>(whole); // b's span is spent, then another
     const auto* old_span = span_of(b);
     ASSERT_NE(span_of(rest.back()), old_span);
-    pool::free(b, 48); // b's span is no longer current
+    pool::free(b, 48); // b's span is no longer current: the cache takes it all the same
+    EXPECT_FALSE(in_bitmap(b));
+    EXPECT_EQ(pool::alloc(whole), b);
+    pool::free(b, whole);
+    sta::detail::flush_caches<pool>();
     EXPECT_TRUE(in_bitmap(b));
+    EXPECT_EQ(pool::detail_state().heads[sta::detail::slot_of_size<classes>(48)], nullptr);
     auto* c = static_cast<std::byte*>(pool::alloc(whole));
     EXPECT_NE(static_cast<void*>(c), b); // the current span's window, not b
     std::vector<held_block> held{{a, whole}, {c, whole}};
     for (void* p : rest)
         held.push_back({p, whole});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the caches' bound (S5): every cache_frees-th free flushes every class's cache,
+// so no more than cache_frees blocks are ever held outside the bitmaps.
+TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
+    FRESH_POOL;
+    std::vector<void*> blocks;
+    for (std::uint32_t i = 0; i < 2 * sta::detail::cache_frees; ++i)
+        blocks.push_back(pool::alloc(i % 2 == 0 ? 32 : 200));
+    sta::detail::flush_caches<pool>(); // the count starts over
+    for (std::uint32_t i = 0; i + 1 < sta::detail::cache_frees; ++i)
+        pool::free(blocks[i], i % 2 == 0 ? 32 : 200);
+    for (std::uint32_t i = 0; i + 1 < sta::detail::cache_frees; ++i)
+        EXPECT_FALSE(in_bitmap(blocks[i])) << i;
+    pool::free(blocks[sta::detail::cache_frees - 1], 200); // the cache_frees-th
+    for (std::uint32_t i = 0; i < sta::detail::cache_frees; ++i)
+        EXPECT_TRUE(in_bitmap(blocks[i])) << i;
+    std::vector<held_block> held;
+    for (std::uint32_t i = sta::detail::cache_frees; i < blocks.size(); ++i)
+        held.push_back({blocks[i], i % 2 == 0 ? 32u : 200u});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
@@ -127,11 +153,13 @@ TYPED_TEST(SpanLayout, ASpanIsTakenAgainOnlyOnceAnEighthIsFree) {
     EXPECT_NE(span_of(next), sp);
     EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
     pool::free(first[5], 64); // one free block: not worth taking
+    sta::detail::flush_caches<pool>();
     EXPECT_EQ(sp->role, sta::detail::span_role::sleeping);
     const std::uint32_t threshold = sta::detail::reuse_threshold(sp->capacity);
     EXPECT_EQ(threshold, sp->capacity / 8);
     for (std::uint32_t i = 1; i < threshold; ++i)
         pool::free(first[5 + 2 * i], 64);
+    sta::detail::flush_caches<pool>();
     EXPECT_EQ(sp->role, sta::detail::span_role::partial);
     std::vector<held_block> held{{next, 64}};
     for (std::uint32_t i = 1; i < span_of(next)->capacity; ++i) // spend the current span
@@ -414,6 +442,7 @@ TYPED_TEST(SpanLayoutDeathTest, DoubleFreeOnTheSpanList) {
             void* next = pool::alloc(64); // the class moves on: first's span is retired
             const auto* sp = span_of(first[5]);
             pool::free(first[5], 64);
+            sta::detail::flush_caches<pool>(); // from its class's cache to its span
             if (span_of(next) != sp && in_bitmap(first[5]))
                 pool::free(first[5], 64);
         },

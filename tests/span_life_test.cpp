@@ -47,7 +47,8 @@ struct filled_spans {
             blocks.push_back(p);
         }
     }
-    /// Free every block of span `i`: it is not its class's current span, so it comes clean.
+    /// Free every block of span `i`, and flush the caches (S5): it is not its class's
+    /// current span, so it comes clean.
     void free_span(std::size_t i) {
         std::erase_if(blocks, [&](void* p) {
             if (span_of(p) != spans[i])
@@ -55,6 +56,7 @@ struct filled_spans {
             Pool::free(p, block_bytes);
             return true;
         });
+        sta::detail::flush_caches<Pool>();
     }
     std::vector<held_block> held() const {
         std::vector<held_block> out;
@@ -66,6 +68,7 @@ struct filled_spans {
         for (void* p : blocks)
             Pool::free(p, block_bytes);
         blocks.clear();
+        sta::detail::flush_caches<Pool>();
     }
 };
 
@@ -322,7 +325,7 @@ TYPED_TEST(SpanLifeThreads, AParkedPoolsBlocksFreedByAnotherThreadGoBack) {
         blocks = f.blocks;
         spans = f.spans;
     }).join(); // its pool is parked, every block still live
-    const sta::detail::span_state* const parked = spans.front()->owner;
+    const sta::detail::span_state* const parked = sta::detail::owner_of(spans.front());
     std::size_t before = 0;
     for (const auto* sp : spans)
         before += resident(sp);
@@ -334,7 +337,7 @@ TYPED_TEST(SpanLifeThreads, AParkedPoolsBlocksFreedByAnotherThreadGoBack) {
     // Each span's pages went back: purged, or its segment unmapped (and perhaps mapped
     // again since, for another pool).
     for (const auto* sp : spans) {
-        if (sta::detail::is_pool_segment(sp) && sp->owner == parked) {
+        if (sta::detail::is_pool_segment(sp) && sta::detail::owner_of(sp) == parked) {
             EXPECT_EQ(resident(sp), 0u) << "span " << sp;
         }
     }

@@ -631,7 +631,7 @@ TYPED_TEST(PerThread, ReallocMovesAnotherThreadsBlockIntoTheCallersPool) {
                 wrong.push_back(what + (r.stays ? ": moved" : ": stayed"));
             sta::detail::pool_state* const owner =
                 sta::detail::is_pooled_size(r.to)
-                    ? static_cast<sta::detail::pool_state*>(span_of(q)->owner)
+                    ? static_cast<sta::detail::pool_state*>(sta::detail::owner_of(q))
                 : r.to <= pool::page_bytes() / 2 ? heap_owner_of(q)
                                                  : nullptr;
             if (owner != nullptr && owner != (r.stays ? mine : theirs))

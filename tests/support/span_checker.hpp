@@ -21,6 +21,13 @@ struct held_block {
     std::size_t bytes;
 };
 
+/// Every block on the pool's caches goes to its span's bitmap now, as every cache_frees-th
+/// free does (S5): what a test looks at next is the spans' own view.
+template <class Pool>
+void flush_caches() {
+    Pool::engine::core::flush_caches(Pool::detail_state());
+}
+
 template <class Pool>
 std::string check_spans(std::span<const held_block> held) {
     const span_state& s = Pool::detail_state();
@@ -54,11 +61,11 @@ std::string check_spans(std::span<const held_block> held) {
         if (!is_pool_segment(seg))
             fail("S1: segment " + hex(seg) + " is not in the segment map");
         newer = seg;
+        if (seg->owner != &s)
+            fail("S9: segment " + hex(seg) + " is not owned by the state that mapped it");
         std::uint32_t idle = 0, purged = 0;
         for (std::uint32_t k = first_block_span; k < spans_per_segment; ++k) {
             const span& sp = seg->spans[k];
-            if (sp.owner != &s)
-                fail("S9: span " + hex(&sp) + " is not owned by the state that mapped it");
             idle += sp.role == span_role::clean || sp.role == span_role::purged;
             purged += sp.role == span_role::purged;
             spans.push_back(&sp);
@@ -116,17 +123,11 @@ std::string check_spans(std::span<const held_block> held) {
         if (!pooled &&
             (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] || s.window[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
-        const std::uintptr_t base =
-            s.current[slot] == nullptr
-                ? 0
-                : reinterpret_cast<std::uintptr_t>(span_begin(s.current[slot])) & ~(span_bytes - 1);
-        if (s.current_base[slot] != base)
-            fail("S3: current_base[" + num(slot) + "] does not name the current span");
         if (const span* cur = s.current[slot]) {
             if (cur->role != span_role::current || cur->slot != slot)
                 fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
-        } else if (s.heads[slot] != nullptr || s.bits[slot] != 0 || s.window[slot] != nullptr) {
-            fail("S5: slot " + num(slot) + " has blocks but no current span");
+        } else if (s.bits[slot] != 0 || s.window[slot] != nullptr) {
+            fail("S5: slot " + num(slot) + " has a window but no current span");
         }
         std::size_t walked = 0;
         for (const span* sp = s.partial[slot]; sp != nullptr; sp = sp->next) {
@@ -144,8 +145,46 @@ std::string check_spans(std::span<const held_block> held) {
             fail("T1: slot " + num(slot) + " has free blocks but does not serve them");
     }
 
-    // S2, S4, S5, S6, S7, S8: each span. Its free blocks (the bitmap's bits, and for the
-    // current span the class's list and window) become pieces of the tiling below.
+    // S5: the caches hold blocks of serving spans of this state, of their class or a
+    // larger one, at most cache_frees in all; each becomes a piece of the tiling below.
+    std::vector<std::pair<const span*, std::size_t>> cached; // (span, blocks on caches)
+    std::size_t on_caches = 0;
+    for (std::uint32_t slot = 0; slot < class_slots; ++slot)
+        for (const void* b = s.heads[slot]; b != nullptr;
+             b = hooks::load_link(const_cast<void*>(b))) {
+            if (++on_caches > cache_frees) {
+                fail("S5: the caches hold more than cache_frees blocks (a cycle?)");
+                slot = class_slots - 1;
+                break;
+            }
+            const span* const sp = span_of(b);
+            const auto mine = std::find(spans.begin(), spans.end(), sp);
+            if (mine == spans.end() || sp->role == span_role::clean ||
+                sp->role == span_role::purged) {
+                fail("S5: block " + hex(b) + " on the cache of slot " + num(slot) +
+                     " lies in no serving span of this state");
+                continue;
+            }
+            const std::size_t bytes = sp->block_bytes;
+            const auto a = reinterpret_cast<std::uintptr_t>(b);
+            if ((a - reinterpret_cast<std::uintptr_t>(span_begin(sp))) % bytes != 0 ||
+                bytes < classes::bytes_of_slot(slot))
+                fail("S5: block " + hex(b) + " on the cache of slot " + num(slot) +
+                     " is no block of its class or a larger one");
+            pieces.push_back({a, a + bytes, "cache"});
+            auto at = std::find_if(cached.begin(), cached.end(),
+                                   [sp](const auto& c) { return c.first == sp; });
+            if (at == cached.end())
+                cached.emplace_back(sp, 1);
+            else
+                ++at->second;
+        }
+    if (on_caches + s.frees_to_flush > cache_frees)
+        fail("S5: " + num(on_caches) + " blocks on the caches, " + num(s.frees_to_flush) +
+             " frees to the flush: more than cache_frees");
+
+    // S2, S4, S6, S7, S8: each span. Its free blocks (the bitmap's bits, and for the
+    // current span its window) become pieces of the tiling below.
     for (const span* sp : spans) {
         if (sp->role == span_role::clean || sp->role == span_role::purged) {
             ++(sp->role == span_role::clean ? clean : purged);
@@ -199,23 +238,12 @@ std::string check_spans(std::span<const held_block> held) {
                 ++in_bitmap;
             }
         std::size_t held_by_class = 0;
+        for (const auto& [cached_span, blocks] : cached)
+            if (cached_span == sp)
+                held_by_class = blocks;
         if (sp->role == span_role::current) {
             if (s.current[slot] != sp)
                 fail("S3: span " + hex(sp) + " says current but its class has another");
-            std::size_t n = 0;
-            for (const void* b = s.heads[slot]; b != nullptr;
-                 b = hooks::load_link(const_cast<void*>(b))) {
-                if (++n > sp->capacity) {
-                    fail("S6: the class list of slot " + num(slot) + " does not end");
-                    break;
-                }
-                const auto a = reinterpret_cast<std::uintptr_t>(b);
-                if (span_of(b) != sp || (a - begin) % bytes != 0)
-                    fail("S5: a block on the class list of slot " + num(slot) +
-                         " is no block of its current span");
-                pieces.push_back({a, a + bytes, "class list"});
-            }
-            held_by_class = n;
             if (s.window[slot] != nullptr || s.bits[slot] != 0) {
                 const auto window = reinterpret_cast<std::uintptr_t>(s.window[slot]);
                 const std::size_t first = (window - begin) / bytes;

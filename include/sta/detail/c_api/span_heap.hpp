@@ -136,10 +136,26 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void* malloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1; // 0 wraps: the slow path
         if (key < fast_limit) [[likely]] {
-            void* const p = Pool::alloc_class(pooled_slot(bytes));
+            void* const p = alloc_class(pooled_slot(bytes));
             return p != nullptr ? p : out_of_memory();
         }
         return malloc_slow(bytes);
+    }
+
+    /// A block of a pooled class (16 B or more, CS3) for the caller: its second word,
+    /// which holds a cached block's mark (layout/spans.hpp, release_checked), cleared.
+    STA_FORCE_INLINE static void* alloc_class(std::uint32_t slot) noexcept {
+        void* const p = Pool::alloc_class(slot);
+        if (p != nullptr) [[likely]]
+            hooks::store_mark(p, 0);
+        return p;
+    }
+    /// A live pooled block the caller checked goes back as free's would put it.
+    static void release_pooled(void* p) noexcept {
+        if (c_release_checks)
+            (void)Pool::free_in_span_checked(p);
+        else
+            Pool::free_in_span(p);
     }
 
     static void free(void* p) noexcept {
@@ -297,8 +313,8 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             const std::size_t old_usable = pooled_block_bytes(p);
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
-                [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
-                [p] { Pool::free_in_span(p); }); // its bit, as free's: a later free of p sees it
+                [bytes] { return alloc_class(pooled_slot(bytes)); },
+                [p] { release_pooled(p); }); // as free's: a later free of p is seen
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
@@ -324,7 +340,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const auto alloc = [bytes] { return try_alloc(bytes); };
         void* const q = from == tier::pooled
                             ? move_or_keep_shrunk(p, old_usable, old_usable, bytes, alloc,
-                                                  [p] { Pool::free_in_span(p); })
+                                                  [p] { release_pooled(p); })
                             : move_block(p, old_usable, bytes, alloc, [p] { free_outside(p); });
         return q != nullptr ? q : out_of_memory();
     }
@@ -334,7 +350,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void* try_alloc(std::size_t bytes) noexcept {
         const tier to = tier_of_request(bytes);
         if (to == tier::pooled)
-            return Pool::alloc_class(pooled_slot(bytes));
+            return alloc_class(pooled_slot(bytes));
         auto* const block =
             static_cast<std::byte*>(to == tier::heap ? heap_alloc(bytes + header_bytes)
                                                      : Pool::alloc(bytes + header_bytes));

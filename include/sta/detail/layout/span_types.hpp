@@ -56,17 +56,21 @@
 //      and capacity 0 (its recip and block_bytes are those of the class it served last,
 //      or 0).
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
-//      (layout/span_life.hpp); current: `current[slot]` of its class, on no list, and
-//      current_base[slot] is its address (0 when the class has no current span).
+//      (layout/span_life.hpp); current: `current[slot]` of its class, on no list.
 //      partial: on `partial[slot]`. sleeping: on no list.
-//  S4  used = capacity - (bits set in the span's bitmap). The blocks of heads[slot] and
-//      of bits[slot] (the current span's) count as used: the class holds them.
-//  S5  heads[slot] holds only blocks of current[slot]. window[slot] is the address of
-//      block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
-//      the blocks of that word the class has not handed out; all three are empty when
-//      there is no current span. A word taken is zero in the bitmap. scan <= frontier:
-//      the words from frontier on were never taken since the span started its class.
-//  S6  In every span, live blocks, the bitmap's bits and (current) heads[slot] and
+//  S4  used = capacity - (bits set in the span's bitmap). The blocks on a cache
+//      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
+//  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
+//      its thread freed, each once: of the class, or of a larger class for a block a
+//      shrink kept in place (its span names its class). At most cache_frees blocks lie
+//      on all the caches together: a free that brings frees_to_flush to 0 flushes every
+//      cache (their blocks' bits set, their spans' used counted down) and runs the
+//      slow-path checks. window[slot] is the address of block 64 w of current[slot] for
+//      the word w last taken (scan = w + 1), bits[slot] the blocks of that word the class
+//      has not handed out; both are empty when there is no current span. A word taken
+//      is zero in the bitmap. scan <= frontier: the words from frontier on were never
+//      taken since the span started its class.
+//  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
 //      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
 //      (becomes partial) when a free brings used to it. A current span has wake_at <=
@@ -74,12 +78,13 @@
 //      free that brings used there runs the slow-path checks (its heartbeat).
 //  S8  A span whose blocks are all free (used == 0) is clean or purged, unless it is
 //      current.
-//  S9  Every span's owner is the state that mapped its segment, from then on: a state
+//  S9  A segment's owner is the state that mapped it, from then on, and owns the
+//      blocks of its spans: a state
 //      never gives a segment away (a per-thread state whose thread ended is adopted
 //      whole by a later thread, home/per_thread.hpp), so the owner of a block never changes
 //      while the block is live.
-//  S10 Per-thread pools: a block's bit is set, or the block put on a class's list, only
-//      by the span's owner (or the thread holding its parked state). A block freed by
+//  S10 Per-thread pools: a block's bit is set, or the block put on a cache, only
+//      by its owner (or the thread holding its parked state). A block freed by
 //      another thread goes to the owner's inbox (pool/state.hpp) and counts as used
 //      (S4) until the owner drains it.
 //  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
@@ -142,7 +147,6 @@ struct alignas(64) span {
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;
-    span_state* owner = nullptr;     // S9: the state whose segment this is
     std::uint64_t* bitmap = nullptr; // S4: its slot in span 0 for its class (bitmap_of_span)
     std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
     std::uint32_t block_bytes = 0;   // S2: the bytes of a block of its class
@@ -151,6 +155,7 @@ struct alignas(64) span {
 struct segment {
     segment* older = nullptr; // S1
     segment* newer = nullptr;
+    span_state* owner = nullptr;  // S9: the state that mapped it, owner of its spans' blocks
     std::uint32_t idle_spans = 0; // S11: spans clean or purged (of spans 1..31)
     bool huge = false;            // advised huge pages when mapped, until a span is purged
     alignas(64) span spans[spans_per_segment];
@@ -187,6 +192,10 @@ inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index,
                                    ? bitmap_offset + index * short_bitmap_bytes
                                    : long_bitmaps_offset + index * bitmap_bytes;
     return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + offset);
+}
+/// The state that owns p's block (S9): one mask, one load.
+STA_FORCE_INLINE span_state* owner_of(const void* p) noexcept {
+    return segment_of(p)->owner;
 }
 /// The span's bitmap: a bit per block (S2, S4).
 STA_FORCE_INLINE std::uint64_t* span_bitmap(const span* sp) noexcept {
@@ -291,20 +300,22 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
     return eighth < quarter ? eighth : quarter;
 }
 
+/// Frees that go on the caches between two flushes (S5): the blocks a state may hold
+/// outside its spans' bitmaps, over all its classes.
+inline constexpr std::uint32_t cache_frees = 256;
+
 struct span_state : pool_state {
     // Indexed by slot, of the pool's class set (pool/size_class.hpp):
-    free_block* heads[class_slots] = {};  // S5: the current span's blocks
-    std::uint64_t bits[class_slots] = {}; // S5: the window's blocks not handed out
-    std::byte* window[class_slots] = {};  // S5: the window's first block
-    span* current[class_slots] = {};      // S3
-    /// The 64 KiB-aligned address of current[slot] (0 when none): the free path's test
-    /// "is this block of the current span?" is one xor and one shift, no header read.
-    std::uintptr_t current_base[class_slots] = {};
-    span* partial[class_slots] = {}; // S3: doubly linked through next / prev
-    span* clean = nullptr;           // S3, S11: newest first, doubly linked
-    span* clean_oldest = nullptr;    // the last span of `clean`: the next one to purge
-    span* purged = nullptr;          // S3: doubly linked
-    segment* segments = nullptr;     // S1
+    free_block* heads[class_slots] = {};        // S5: the class's cache, LIFO
+    std::uint64_t bits[class_slots] = {};       // S5: the window's blocks not handed out
+    std::byte* window[class_slots] = {};        // S5: the window's first block
+    span* current[class_slots] = {};            // S3
+    span* partial[class_slots] = {};            // S3: doubly linked through next / prev
+    std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed
+    span* clean = nullptr;                      // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr;               // the last span of `clean`: the next one to purge
+    span* purged = nullptr;                     // S3: doubly linked
+    segment* segments = nullptr;                // S1
     /// What was given back (layout/span_life.hpp).
     std::size_t bytes_purged = 0;      // pages of purged spans, now
     std::size_t bytes_given_back = 0;  // every purge and unmapped segment, ever

@@ -83,46 +83,64 @@ struct span_core {
         return refill(slot);
     }
 
-    /// A freed block of the class's current span goes on the class's list (LIFO: the
-    /// warmest block comes back first; S4: it stays "used", held by the class). Any
-    /// other block goes to its own span's bitmap. `slot` is the class the caller's size
-    /// names; a block kept in a larger class by a shrink is never its current span's.
+    /// A block freed with the size of its class (`slot`, the class the caller's size
+    /// names: a block a shrink kept in a larger class goes on the smaller class's cache,
+    /// and serves it): onto the class's cache (S5). Another thread's block goes home.
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
         span_state& st = s();
-        if (((reinterpret_cast<std::uintptr_t>(p) ^ st.current_base[slot]) / span_bytes) == 0)
-            [[likely]] {
-            hooks::store_link(p, st.heads[slot]);
-            hooks::block_pushed(p, steps[slot]);
-            st.heads[slot] = static_cast<free_block*>(p);
-            return;
-        }
-        release_to_its_span(st, p);
-    }
-
-    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
-    /// its span's bitmap, whatever span it lies in. Such a free never feeds the class's
-    /// list or window, so a class that allocates refills every 64 blocks at the most,
-    /// and frees into the current span count down to its heartbeat (S7): the slow-path
-    /// checks run under any pattern of calls, a loop of malloc and free included.
-    STA_FORCE_INLINE static void release_unsized(void* p) noexcept { release_to_its_span(s(), p); }
-
-    /// p's bit in its span's bitmap, or p to its owner (S10).
-    STA_FORCE_INLINE static void release_to_its_span(span_state& st, void* p) noexcept {
-        span* const sp = span_of(p);
         if constexpr (threaded)
-            if (sp->owner != &st) [[unlikely]]
-                return send_home(sp, p); // S10
-        release_to_span(st, sp, p);
+            if (owner_of(p) != &st) [[unlikely]]
+                return send_home(p); // S10
+        hooks::block_pushed(p, steps[slot]);
+        cache(st, slot, p);
     }
 
-    /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (exact_block_index) and its bit
-    /// clear (a block freed twice finds it set, a block of a clean or purged span too,
-    /// and the boundary at the start of the span's tail its set tail bit, S2). Anything
-    /// else is returned, and nothing is done. Not seen: a
-    /// block freed twice whose bitmap word its class took into its window in between
-    /// (64 blocks at the most, S5). Another thread's block goes home unchecked for the
-    /// bit; its owner's drain checks it (drain_block).
+    /// Any pooled block, freed without a size: onto the cache of its span's class.
+    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) [[unlikely]]
+                return send_home(p); // S10
+        const span* const sp = span_of(p);
+        hooks::block_pushed(p, span_class_bytes(sp));
+        cache(st, sp->slot, p);
+    }
+
+    /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); every
+    /// cache_frees-th free flushes the caches and runs the slow-path checks (S5).
+    STA_FORCE_INLINE static void cache(span_state& st, std::uint32_t slot, void* p) noexcept {
+        hooks::store_link(p, st.heads[slot]);
+        st.heads[slot] = static_cast<free_block*>(p);
+        if (--st.frees_to_flush == 0) [[unlikely]]
+            flush_caches(st);
+    }
+
+    /// What the second word of a block on a cache holds when the release checks put it
+    /// there (release_checked): a value of this state's that a live block's data is
+    /// most unlikely to hold. A block that holds it may be on the cache: its list tells.
+    static std::uint64_t cache_mark(const span_state& st) noexcept {
+        return reinterpret_cast<std::uintptr_t>(&st) ^ 0x9e3779b97f4a7c15ull;
+    }
+    /// Is p on the cache of `slot`? (A walk of at most cache_frees blocks.)
+    static bool is_cached(const span_state& st, std::uint32_t slot, const void* p) noexcept {
+        for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
+            if (b == p)
+                return true;
+        return false;
+    }
+
+    /// release_unsized with the release checks of the C API and the drop-in malloc,
+    /// whose blocks are 16 B or more: p must be the start of a block of its span's class
+    /// (exact_block_index), its bit clear (a block freed twice after its cache was
+    /// flushed finds it set, a block of a clean or purged span too, and the boundary at
+    /// the start of the span's tail its set tail bit, S2), and it must not be on its
+    /// class's cache: a block put there carries cache_mark in its second word, and one
+    /// freed again that still does is looked for on the list. Anything else is
+    /// returned, and nothing is done. The C API clears the mark of every block it hands
+    /// out (c_api/span_heap.hpp). Not seen: a block freed twice whose bitmap word its
+    /// class took into its window in between (64 blocks at the most, S5). Another
+    /// thread's block goes home unchecked for the bit; its owner's drain checks it
+    /// (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
         span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
@@ -130,11 +148,34 @@ struct span_core {
             return free_verdict::not_a_block;
         span_state& st = s();
         if constexpr (threaded)
-            if (sp->owner != &st) [[unlikely]] {
-                send_home(sp, p); // S10
+            if (owner_of(p) != &st) [[unlikely]] {
+                hooks::store_mark(p, cache_mark(*owner_of(p))); // its owner's second free sees it
+                send_home(p);                                   // S10
                 return free_verdict::freed;
             }
-        return set_free_bit(st, sp, p, i);
+        if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0) [[unlikely]]
+            return set_bit_verdict(sp, i);
+        const std::uint64_t mark = cache_mark(st);
+        if (hooks::load_mark(p) == mark) [[unlikely]]
+            if (const free_verdict verdict = marked_block_state(st, sp, p, i);
+                verdict != free_verdict::freed)
+                return verdict;
+        hooks::store_mark(p, mark);
+        hooks::block_pushed(p, span_class_bytes(sp));
+        cache(st, sp->slot, p);
+        return free_verdict::freed;
+    }
+    /// Block i of `sp` (p), of `st`, its bit clear, carries the mark of a free: freed
+    /// twice when it is on its class's cache, or when another thread sent it home since
+    /// (the inbox is drained, and its bit looked at again); else live.
+    STA_NOINLINE static free_verdict marked_block_state(span_state& st, const span* sp,
+                                                        const void* p, std::uint32_t i) noexcept {
+        if (is_cached(st, sp->slot, p))
+            return free_verdict::double_free;
+        if constexpr (threaded)
+            if (drain(st) && ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
+                return set_bit_verdict(sp, i);
+        return free_verdict::freed;
     }
     /// What a set bit says of block boundary i of `sp`: a block freed twice, unless i is
     /// the start of the span's tail (S2), which is no block.
@@ -144,28 +185,21 @@ struct span_core {
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
-    /// of a live block (its bit clear; another thread's block: its boundary alone, the
-    /// bitmap is its owner's), else what is wrong.
+    /// of a live block (its bit clear and not on its class's cache; another thread's
+    /// block: its boundary alone, the bitmap is its owner's), else what is wrong.
     static free_verdict block_state(const void* p) noexcept {
         const span* const sp = span_of(p);
         const std::uint32_t i = exact_block_index(sp, p);
         if (i == no_block)
             return free_verdict::not_a_block;
+        span_state& st = s();
         if constexpr (threaded)
-            if (sp->owner != &s())
+            if (owner_of(p) != &st)
                 return i < sp->capacity ? free_verdict::freed : free_verdict::not_a_block;
-        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
-                                                                : free_verdict::freed;
-    }
-
-    /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
-    STA_FORCE_INLINE static free_verdict set_free_bit(span_state& st, span* sp, void* p,
-                                                      std::uint32_t i) noexcept {
-        if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
+        if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
             return set_bit_verdict(sp, i);
-        hooks::block_pushed(p, span_class_bytes(sp));
-        if (--sp->used == sp->wake_at) [[unlikely]]
-            span_event(st, sp);
+        if (hooks::load_mark(p) == cache_mark(st))
+            return marked_block_state(st, sp, p, i);
         return free_verdict::freed;
     }
 
@@ -174,20 +208,45 @@ struct span_core {
     /// abort), whatever API freed it.
     static void drain_block(span_state& st, void* b) noexcept {
         span* const sp = span_of(b);
-        if (const free_verdict verdict = set_free_bit(st, sp, b, block_index(sp, b));
-            verdict != free_verdict::freed)
-            report_bad_free("sta-pool", "free() from another thread", b, verdict,
+        const std::uint32_t i = block_index(sp, b);
+        if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
+            report_bad_free("sta-pool", "free() from another thread", b, set_bit_verdict(sp, i),
                             span_class_bytes(sp));
+        hooks::block_pushed(b, span_class_bytes(sp));
+        if (--sp->used == sp->wake_at) [[unlikely]]
+            span_event(st, sp);
     }
 
     /// Frees into the current span between two of its span events: the heartbeat of a
-    /// class whose frees all set bits (release_unsized), S7.
+    /// class whose blocks come back to its current span, S7.
     static constexpr std::uint32_t heartbeat_frees = 64;
 
-    /// A block of `sp`, freed by the thread that holds `st` (its owner, or the thread
-    /// draining a parked state): its bit is set (S4, S7).
+    /// Every block on the caches goes to its span's bitmap (S5), and the slow-path checks
+    /// run: the heartbeat of a state that frees, whatever it allocates.
+    STA_NOINLINE static void flush_caches(span_state& st) noexcept {
+        empty_caches(st);
+        if constexpr (threaded)
+            (void)drain(st);
+        give_back_due(st);
+    }
+    /// Every block on the caches goes to its span's bitmap, and the count starts over.
+    static void empty_caches(span_state& st) noexcept {
+        st.frees_to_flush = cache_frees;
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            void* b = st.heads[slot];
+            st.heads[slot] = nullptr;
+            while (b != nullptr) {
+                void* const next = hooks::load_link(b);
+                release_to_span(st, span_of(b), b);
+                b = next;
+            }
+        }
+    }
+
+    /// Block p of `sp` (a block of `st`, held by the caller's thread) goes to its span's
+    /// bitmap: its bit is set (S4, S7).
     STA_FORCE_INLINE static void release_to_span(span_state& st, span* sp, void* p) noexcept {
-        hooks::block_pushed(p, span_class_bytes(sp));
         const std::uint32_t i = block_index(sp, p);
         span_bitmap(sp)[i / 64] |= std::uint64_t{1} << (i % 64);
         if (--sp->used == sp->wake_at) [[unlikely]]
@@ -319,6 +378,7 @@ struct span_core {
     /// span's pages, the kept big mappings, the private heap's spare chunk. The bytes
     /// given back.
     static std::size_t trim(span_state& st) noexcept {
+        empty_caches(st);
         return span_life::purge_all(st) + st.retained.release_all() + st.heap.trim();
     }
 
@@ -334,9 +394,10 @@ struct span_core {
 
     /// S10: another thread's block goes to its owner's inbox; an owner whose thread
     /// ended has the sender take it back at once (home/per_thread.hpp).
-    STA_NOINLINE static void send_home(span* sp, void* p) noexcept {
-        sp->owner->inbox.push(p);
-        Engine::home::sent_home(*sp->owner);
+    STA_NOINLINE static void send_home(void* p) noexcept {
+        span_state& owner = *owner_of(p);
+        owner.inbox.push(p);
+        Engine::home::sent_home(owner);
     }
 
     /// Take back every block other threads sent home (the owner only). True when there
@@ -357,9 +418,9 @@ struct span_core {
     }
 
     /// A parked state (its thread ended), held by the thread that parks it or that sent
-    /// it blocks: every block sent home goes back to its span and the spans of classes
-    /// go back to the state's lists; the spans that come clean wait for their delay like
-    /// any (the home has other threads give them back: home/per_thread.hpp). Nothing
+    /// it blocks: every block sent home or on a cache goes back to its span and the
+    /// spans of classes go back to the state's lists; the spans that come clean wait for their
+    /// delay like any (the home has other threads give them back: home/per_thread.hpp). Nothing
     /// here reaches a state but `st`.
     static void drain_parked(span_state& st) noexcept {
         for (void* b = st.inbox.take_all(); b != nullptr;) {
@@ -370,31 +431,21 @@ struct span_core {
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;
         }
+        empty_caches(st);
         for (std::uint32_t slot = 0; slot < class_slots; ++slot)
             if (st.current[slot] != nullptr)
                 retire_current(st, slot);
     }
 
-    /// The class stops allocating from its current span: the blocks of its list and of
-    /// its window go back to the span's bitmap, and the span takes the role its free
-    /// blocks give it.
+    /// The class stops allocating from its current span: the blocks of its window go
+    /// back to the span's bitmap, and the span takes the role its free blocks give it
+    /// (its blocks on the caches stay there, used: S4).
     static void retire_current(span_state& st, std::uint32_t slot) noexcept {
         span* const sp = st.current[slot];
-        std::uint64_t* const bitmap = span_bitmap(sp);
-        for (void* b = st.heads[slot]; b != nullptr;) {
-            void* const next = hooks::load_link(b);
-            const std::uint32_t i = block_index(sp, b);
-            bitmap[i / 64] |= std::uint64_t{1} << (i % 64);
-            --sp->used;
-            b = next;
-        }
         if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
-            bitmap[sp->scan - 1] |= bits; // the window is the word last taken (S5)
+            span_bitmap(sp)[sp->scan - 1] |= bits; // the window is the word last taken (S5)
             sp->used -= bits_set(bits);
         }
-        st.heads[slot] = nullptr;
-        st.bits[slot] = 0;
-        st.window[slot] = nullptr;
         set_current(st, slot, nullptr);
         if (sp->used == 0) {
             span_life::make_clean(st, sp, os_now_ms());
@@ -438,12 +489,9 @@ struct span_core {
         st.partial[sp->slot] = sp;
     }
 
-    /// `sp` (or none) becomes the class's current span, with an empty list and window.
+    /// `sp` (or none) becomes the class's current span, with an empty window.
     static void set_current(span_state& st, std::uint32_t slot, span* sp) noexcept {
         st.current[slot] = sp;
-        st.current_base[slot] =
-            reinterpret_cast<std::uintptr_t>(sp == nullptr ? nullptr : span_begin(sp));
-        st.heads[slot] = nullptr;
         st.bits[slot] = 0;
         st.window[slot] = nullptr;
     }
@@ -513,6 +561,7 @@ struct span_core {
         const bool huge = st.mappings - st.segments_unmapped >= st.huge_pages_from;
         advise_pages(memory, segment_bytes, huge, st.prefault);
         auto* const seg = new (memory) segment{};
+        seg->owner = &st; // S9
         seg->huge = huge;
         seg->older = st.segments;
         if (st.segments != nullptr)
@@ -526,11 +575,8 @@ struct span_core {
         if (!st.prefault)
             os_leave_unused(blocks, block_bytes);
         const std::uint32_t now = os_now_ms();
-        for (std::uint32_t i = spans_per_segment; i-- != 0;) {
+        for (std::uint32_t i = spans_per_segment; i-- != first_block_span;) {
             span* const sp = &seg->spans[i];
-            sp->owner = &st; // S9
-            if (i < first_block_span)
-                continue;
             if (st.prefault) {
                 span_life::make_clean(st, sp, now);
             } else {
@@ -608,7 +654,7 @@ struct span_core {
         if (!is_pool_segment(p))
             return 0;
         const span* const sp = span_of(p);
-        if (sp->owner != &st || sp->capacity == 0)
+        if (owner_of(p) != &st || sp->capacity == 0)
             return 0;
         const std::size_t bytes = span_class_bytes(sp);
         const auto offset =
