@@ -105,29 +105,25 @@ TYPED_TEST(SpanLayout, FreesFeedTheClassCacheUntilAFlush) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
-// Guards the caches' bound (S5): a class's cache takes cache_room blocks; the free after
-// them flushes every class's cache, so that the blocks of another class go back too.
-TYPED_TEST(SpanLayout, AFreeThatFindsNoRoomFlushesEveryCache) {
+// Guards the caches' bound (S5): every cache_frees-th free flushes every class's cache,
+// so no more than cache_frees blocks are ever held outside the bitmaps.
+TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
     FRESH_POOL;
-    using classes = typename pool::classes;
-    const std::size_t small = 32, other = 200;
-    const std::uint32_t room = sta::detail::cache_room(sta::detail::bytes_of_size<classes>(small));
     std::vector<void*> blocks;
-    for (std::uint32_t i = 0; i <= room; ++i)
-        blocks.push_back(pool::alloc(small));
-    void* const b = pool::alloc(other);
-    sta::detail::flush_caches<pool>(); // every cache empty, with all its room
-    pool::free(b, other);
-    for (std::uint32_t i = 0; i < room; ++i)
-        pool::free(blocks[i], small);
-    EXPECT_FALSE(in_bitmap(b));
-    for (std::uint32_t i = 0; i < room; ++i)
+    for (std::uint32_t i = 0; i < 2 * sta::detail::cache_frees; ++i)
+        blocks.push_back(pool::alloc(i % 2 == 0 ? 32 : 200));
+    sta::detail::flush_caches<pool>(); // the count starts over
+    for (std::uint32_t i = 0; i + 1 < sta::detail::cache_frees; ++i)
+        pool::free(blocks[i], i % 2 == 0 ? 32 : 200);
+    for (std::uint32_t i = 0; i + 1 < sta::detail::cache_frees; ++i)
         EXPECT_FALSE(in_bitmap(blocks[i])) << i;
-    pool::free(blocks[room], small); // no room left: the flush
-    EXPECT_TRUE(in_bitmap(b));
-    for (std::uint32_t i = 0; i <= room; ++i)
+    pool::free(blocks[sta::detail::cache_frees - 1], 200); // the cache_frees-th
+    for (std::uint32_t i = 0; i < sta::detail::cache_frees; ++i)
         EXPECT_TRUE(in_bitmap(blocks[i])) << i;
-    EXPECT_EQ(check_accounting<pool>({}), "");
+    std::vector<held_block> held;
+    for (std::uint32_t i = sta::detail::cache_frees; i < blocks.size(); ++i)
+        held.push_back({blocks[i], i % 2 == 0 ? 32u : 200u});
+    EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
 // Guards the reuse threshold's rule: an eighth of a span's blocks for the small classes,
@@ -192,7 +188,6 @@ TYPED_TEST(SpanLayout, APartialSpanHandsOutItsFreeBlocksInAscendingOrder) {
         freed.push_back(first[(i * 7919) % first.size()]);
     for (void* p : freed)
         pool::free(p, 16);
-    sta::detail::flush_caches<pool>(); // the blocks still cached go to the span too
     ASSERT_EQ(sp->role, sta::detail::span_role::partial);
     for (std::uint32_t i = 1; i < span_of(held.front().p)->capacity; ++i)
         held.push_back({pool::alloc(16), 16}); // spend the current span
@@ -218,7 +213,6 @@ TYPED_TEST(SpanLayout, AWhollyFreedSpanServesAnyClassInAscendingOrder) {
     ASSERT_NE(span_of(other), sp);
     for (std::size_t i = 0; i < first.size(); ++i) // scrambled: 7919 is prime
         pool::free(first[(i * 7919) % first.size()], 32);
-    sta::detail::flush_caches<pool>(); // the blocks still cached go to the span too
     EXPECT_EQ(sp->role, sta::detail::span_role::clean);
     std::vector<held_block> held{{other, 32}};
     auto* block = static_cast<std::byte*>(pool::alloc(1024));

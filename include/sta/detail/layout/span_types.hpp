@@ -62,10 +62,9 @@
 //      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
 //      its thread freed, each once: of the class, or of a larger class for a block a
-//      shrink kept in place (its span names its class); at most cache_room of the class,
-//      with room[slot] more to come (0 while the state has no segment). A free that finds
-//      room[slot] at 0 flushes every cache (their blocks' bits set, their spans' used
-//      counted down; every room full again) and runs the
+//      shrink kept in place (its span names its class). At most cache_frees blocks lie
+//      on all the caches together: a free that brings frees_to_flush to 0 flushes every
+//      cache (their blocks' bits set, their spans' used counted down) and runs the
 //      slow-path checks. window[slot] is the address of block 64 w of current[slot] for
 //      the word w last taken (scan = w + 1), bits[slot] the blocks of that word the class
 //      has not handed out; both are empty when there is no current span. A word taken
@@ -301,25 +300,22 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
     return eighth < quarter ? eighth : quarter;
 }
 
-/// The blocks a class's cache takes between two flushes (S5): 64, or a span's bytes'
-/// worth (64 KiB) for a class above 1 KiB, at least 2.
-constexpr std::uint32_t cache_room(std::size_t block_bytes) noexcept {
-    const std::size_t blocks = span_bytes / block_bytes;
-    return blocks > 64 ? 64 : blocks < 2 ? 2 : static_cast<std::uint32_t>(blocks);
-}
+/// Frees that go on the caches between two flushes (S5): the blocks a state may hold
+/// outside its spans' bitmaps, over all its classes.
+inline constexpr std::uint32_t cache_frees = 256;
 
 struct span_state : pool_state {
     // Indexed by slot, of the pool's class set (pool/size_class.hpp):
-    free_block* heads[class_slots] = {};  // S5: the class's cache, LIFO
-    std::uint64_t bits[class_slots] = {}; // S5: the window's blocks not handed out
-    std::byte* window[class_slots] = {};  // S5: the window's first block
-    span* current[class_slots] = {};      // S3
-    span* partial[class_slots] = {};      // S3: doubly linked through next / prev
-    std::uint32_t room[class_slots] = {}; // S5: frees the class's cache takes before a flush
-    span* clean = nullptr;                // S3, S11: newest first, doubly linked
-    span* clean_oldest = nullptr;         // the last span of `clean`: the next one to purge
-    span* purged = nullptr;               // S3: doubly linked
-    segment* segments = nullptr;          // S1
+    free_block* heads[class_slots] = {};        // S5: the class's cache, LIFO
+    std::uint64_t bits[class_slots] = {};       // S5: the window's blocks not handed out
+    std::byte* window[class_slots] = {};        // S5: the window's first block
+    span* current[class_slots] = {};            // S3
+    span* partial[class_slots] = {};            // S3: doubly linked through next / prev
+    std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed
+    span* clean = nullptr;                      // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr;               // the last span of `clean`: the next one to purge
+    span* purged = nullptr;                     // S3: doubly linked
+    segment* segments = nullptr;                // S1
     /// What was given back (layout/span_life.hpp).
     std::size_t bytes_purged = 0;      // pages of purged spans, now
     std::size_t bytes_given_back = 0;  // every purge and unmapped segment, ever

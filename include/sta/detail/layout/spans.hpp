@@ -106,12 +106,12 @@ struct span_core {
         cache(st, sp->slot, p);
     }
 
-    /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); a free
-    /// that finds no room flushes every cache and runs the slow-path checks (S5).
+    /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); every
+    /// cache_frees-th free flushes the caches and runs the slow-path checks (S5).
     STA_FORCE_INLINE static void cache(span_state& st, std::uint32_t slot, void* p) noexcept {
         hooks::store_link(p, st.heads[slot]);
         st.heads[slot] = static_cast<free_block*>(p);
-        if (st.room[slot]-- == 0) [[unlikely]]
+        if (--st.frees_to_flush == 0) [[unlikely]]
             flush_caches(st);
     }
 
@@ -121,7 +121,7 @@ struct span_core {
     static std::uint64_t cache_mark(const span_state& st) noexcept {
         return reinterpret_cast<std::uintptr_t>(&st) ^ 0x9e3779b97f4a7c15ull;
     }
-    /// Is p on the cache of `slot`? (A walk of at most cache_room blocks.)
+    /// Is p on the cache of `slot`? (A walk of at most cache_frees blocks.)
     static bool is_cached(const span_state& st, std::uint32_t slot, const void* p) noexcept {
         for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
             if (b == p)
@@ -229,10 +229,9 @@ struct span_core {
             (void)drain(st);
         give_back_due(st);
     }
-    /// Every block on the caches goes to its span's bitmap, and every cache has its
-    /// room again.
+    /// Every block on the caches goes to its span's bitmap, and the count starts over.
     static void empty_caches(span_state& st) noexcept {
-        fill_rooms(st);
+        st.frees_to_flush = cache_frees;
         for (std::uint32_t n = 0; n < classes::count; ++n) {
             const std::uint32_t slot = classes::slot_of_ordinal(n);
             void* b = st.heads[slot];
@@ -381,13 +380,6 @@ struct span_core {
     static std::size_t trim(span_state& st) noexcept {
         empty_caches(st);
         return span_life::purge_all(st) + st.retained.release_all() + st.heap.trim();
-    }
-
-    /// Every class's cache has all its room (S5).
-    static void fill_rooms(span_state& st) noexcept {
-        for (std::uint32_t n = 0; n < classes::count; ++n)
-            st.room[classes::slot_of_ordinal(n)] =
-                cache_room(classes::bytes_of_slot(classes::slot_of_ordinal(n)));
     }
 
     /// Blocks of different classes lie in different spans: never in place.
@@ -568,8 +560,6 @@ struct span_core {
         }
         const bool huge = st.mappings - st.segments_unmapped >= st.huge_pages_from;
         advise_pages(memory, segment_bytes, huge, st.prefault);
-        if (st.segments == nullptr) // no block yet: the caches are empty (S5)
-            fill_rooms(st);
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
         seg->huge = huge;
