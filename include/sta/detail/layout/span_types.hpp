@@ -302,7 +302,7 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
 
 /// Frees that go on the caches between two flushes (S5): the blocks a state may hold
 /// outside its spans' bitmaps, over all its classes.
-inline constexpr std::uint32_t cache_frees = 256;
+inline constexpr std::uint32_t cache_frees = 1024;
 
 struct span_state : pool_state {
     // Indexed by slot, of the pool's class set (pool/size_class.hpp):
