@@ -37,7 +37,9 @@
 // Release checks (c_release_checks, on by default): free and realloc refuse a pointer
 // that is no block's start — a pooled one off its class's block boundary, one outside
 // the spans whose header word decodes to no lead — and a block freed twice: free in its
-// span's bitmap, or a header marked freed (header_freed). Each refusal is one line on
+// span's bitmap, on its class's cache (its second word marked, the cache's list walked:
+// every pooled block handed out here has that word cleared, alloc_class), or a header
+// marked freed (header_freed). Each refusal is one line on
 // stderr naming the function, the address and what is wrong, then abort
 // (report_bad_free, diag/misuse.hpp). Not seen: a block freed twice whose bitmap word its
 // class took into its window in between (layout/spans.hpp, release_checked); a block

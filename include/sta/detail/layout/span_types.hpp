@@ -20,23 +20,24 @@
 //
 //   a span serving the 32 B class, while it is its class's current span:
 //
-//     blocks:  | live | free | live | head | live | window: 64 blocks of one bitmap word |
-//     bitmap:     0      1      0      0      0     0 ...............................  (taken)
-//                        |             |            +-- bits[slot]: the window's free blocks,
-//                        |             |                the class hands them out lowest
-//                        |             |                first (window[slot]: block 0's address)
-//                        |             +-- heads[slot]: blocks of the current span freed by
-//                        |                 the sized API while it is current (LIFO); the
-//                        |                 class hands them out before the window's
+//     blocks:  | live | free | live | cached | live | window: 64 blocks of one bitmap word |
+//     bitmap:     0      1      0      0        0     0 .............................  (taken)
+//                        |             |              +-- bits[slot]: the window's free blocks,
+//                        |             |                  the class hands them out lowest
+//                        |             |                  first (window[slot]: block 0's address)
+//                        |             +-- on heads[slot], the class's cache: blocks its
+//                        |                 thread freed since the last flush, from any of
+//                        |                 its spans (LIFO); handed out before the window's
 //                        +-- the span's bitmap: a bit per block, set when the block is free
 //                            and nobody holds it; the class takes a word of it at a time, in
 //                            ascending order (scan), into its window
 //
 // A block finds its span, and so its class, by masking its address: the sized free
-// needs no lookup table and the C API needs no per-block header. A free touches the
-// block only when it goes on heads[slot]; everywhere else it sets the block's bit, so a
-// free in any order costs what a free in order costs, and a span's free blocks come back
-// out in ascending address order without a sort.
+// needs no lookup table and the C API needs no per-block header. A free links the
+// block onto its class's cache, in whatever order it comes, and a flush sets its bit:
+// a free in any order costs what a free in order costs, the block freed last is the
+// next handed out, and what the flushes gave back comes out of the spans in ascending
+// address order without a sort.
 //
 // Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first (doubly linked: older,

@@ -5,7 +5,8 @@
 // Allocation stays in one span per class until that span is spent (free-list sharding),
 // so blocks handed out together lie together:
 //
-//   alloc:   heads[slot] ? pop : bits[slot] ? the window's lowest free block : refill
+//   alloc:   heads[slot] (the class's cache) ? pop : bits[slot] ? the window's lowest
+//            free block : refill
 //   refill:  the next word of the current span's bitmap that has free blocks (scan)
 //            becomes the window; at the bitmap's end the class starts over at its first
 //            word if its reuse threshold is free (reuse_threshold: an eighth, at least
@@ -15,17 +16,21 @@
 //            is walked, nothing is sorted, and the blocks come out in ascending address
 //            order however they were freed, so a heap that has lived still hands out
 //            neighbours.
-//   free:    a block of the class's current span, by the sized API: onto heads[slot]
-//            (LIFO, the warmest block first); any other block: its bit in its span's
-//            bitmap, and --used (a span whose used reaches its wake_at wakes, or comes
-//            clean); another thread's block: to its owner (S10).
+//   free:    onto the cache of the block's class, heads[slot] (LIFO: the block just
+//            freed, warm in the cache, is the next one handed out), whatever span it
+//            lies in; another thread's block: to its owner (S10). Every cache_frees-th
+//            free flushes every cache: each block's bit in its span's bitmap, and --used
+//            (a span whose used reaches its wake_at wakes, or comes clean). The
+//            caches bound what a state holds outside the bitmaps; the flush is the
+//            heartbeat that runs the slow-path checks in a program that only frees.
 //
 // A span retired with less than its reuse threshold free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
 // blocks each time. A span whose blocks have all come back goes clean, and after the
-// purge delay gives its pages back (layout/span_life.hpp). Every refill passes by the
-// state's slow-path checks (give_back_due), and a class that only takes from its window
-// refills every 64 blocks at the most.
+// purge delay gives its pages back (layout/span_life.hpp). Every refill and every flush
+// passes by the state's slow-path checks (give_back_due): a class that only takes from
+// its window refills every 64 blocks at the most, and a program that only frees flushes
+// every cache_frees frees.
 #pragma once
 
 #include "sta/detail/diag/misuse.hpp"
