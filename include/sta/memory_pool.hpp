@@ -229,8 +229,8 @@ class basic_memory_pool {
     }
 
     /// Span layout: the free of a pooled block (detail::is_pool_segment) allocated with
-    /// its whole class bytes, the class its span names, without a size: it goes on the
-    /// cache of its span's class (detail/layout/spans.hpp, release_unsized).
+    /// its whole class bytes, the class its span names, without a size: it goes to its
+    /// span's bitmap (detail/layout/spans.hpp, release_unsized), never to its class's cache.
     STA_FORCE_INLINE static void
     free_in_span(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
         engine::home::check_thread();

@@ -105,7 +105,7 @@ struct malloc_heap {
             return out_of_memory();
         if (alignment <= pooled_align_max && aligned_request(bytes, alignment) <= max_class_bytes) {
             void* const p =
-                span_heap::alloc_class(span_heap::pooled_slot(aligned_request(bytes, alignment)));
+                Pool::alloc_class(span_heap::pooled_slot(aligned_request(bytes, alignment)));
             return p != nullptr ? p : out_of_memory();
         }
         void* const p = aligned_os_block::alloc(alignment, bytes);

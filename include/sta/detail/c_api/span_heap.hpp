@@ -37,9 +37,7 @@
 // Release checks (c_release_checks, on by default): free and realloc refuse a pointer
 // that is no block's start — a pooled one off its class's block boundary, one outside
 // the spans whose header word decodes to no lead — and a block freed twice: free in its
-// span's bitmap, on its class's cache (its second word marked, the cache's list walked:
-// every pooled block handed out here has that word cleared, alloc_class), or a header
-// marked freed (header_freed). Each refusal is one line on
+// span's bitmap, or a header marked freed (header_freed). Each refusal is one line on
 // stderr naming the function, the address and what is wrong, then abort
 // (report_bad_free, diag/misuse.hpp). Not seen: a block freed twice whose bitmap word its
 // class took into its window in between (layout/spans.hpp, release_checked); a block
@@ -138,26 +136,10 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void* malloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1; // 0 wraps: the slow path
         if (key < fast_limit) [[likely]] {
-            void* const p = alloc_class(pooled_slot(bytes));
+            void* const p = Pool::alloc_class(pooled_slot(bytes));
             return p != nullptr ? p : out_of_memory();
         }
         return malloc_slow(bytes);
-    }
-
-    /// A block of a pooled class (16 B or more, CS3) for the caller: its second word,
-    /// which holds a cached block's mark (layout/spans.hpp, release_checked), cleared.
-    STA_FORCE_INLINE static void* alloc_class(std::uint32_t slot) noexcept {
-        void* const p = Pool::alloc_class(slot);
-        if (p != nullptr) [[likely]]
-            hooks::store_mark(p, 0);
-        return p;
-    }
-    /// A live pooled block the caller checked goes back as free's would put it.
-    static void release_pooled(void* p) noexcept {
-        if (c_release_checks)
-            (void)Pool::free_in_span_checked(p);
-        else
-            Pool::free_in_span(p);
     }
 
     static void free(void* p) noexcept {
@@ -315,8 +297,8 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             const std::size_t old_usable = pooled_block_bytes(p);
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
-                [bytes] { return alloc_class(pooled_slot(bytes)); },
-                [p] { release_pooled(p); }); // as free's: a later free of p is seen
+                [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
+                [p] { Pool::free_in_span(p); }); // its bit, as free's: a later free of p sees it
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
@@ -342,7 +324,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const auto alloc = [bytes] { return try_alloc(bytes); };
         void* const q = from == tier::pooled
                             ? move_or_keep_shrunk(p, old_usable, old_usable, bytes, alloc,
-                                                  [p] { release_pooled(p); })
+                                                  [p] { Pool::free_in_span(p); })
                             : move_block(p, old_usable, bytes, alloc, [p] { free_outside(p); });
         return q != nullptr ? q : out_of_memory();
     }
@@ -352,7 +334,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void* try_alloc(std::size_t bytes) noexcept {
         const tier to = tier_of_request(bytes);
         if (to == tier::pooled)
-            return alloc_class(pooled_slot(bytes));
+            return Pool::alloc_class(pooled_slot(bytes));
         auto* const block =
             static_cast<std::byte*>(to == tier::heap ? heap_alloc(bytes + header_bytes)
                                                      : Pool::alloc(bytes + header_bytes));

@@ -26,8 +26,6 @@
 //   block_pushed       a block went on a free list (freed, or carved from a tail)
 //   block_filled       a checked build wrote its fill pattern over a fresh block
 //   load_link/store_link  the pool's own access to the link word of a free block
-//   load_mark/store_mark  the pool's own access to the second word of a block of 16 B
-//                      or more (a cached block's mark, layout/spans.hpp), free or live
 //   region_handed_out  an arena handed out [p, p + bytes)
 //   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
 #pragma once
@@ -35,7 +33,6 @@
 #include "sta/detail/config.hpp" // STA_POOL_ASAN, STA_POOL_VALGRIND
 
 #include <cstddef>
-#include <cstdint>
 
 #if STA_POOL_ASAN
 #include <sanitizer/asan_interface.h>
@@ -151,33 +148,6 @@ STA_HOOK_NO_ASAN inline void store_link(void* block, void* next) noexcept {
     VALGRIND_MAKE_MEM_NOACCESS(block, sizeof(void*));
 #else
     *static_cast<void**>(block) = next;
-#endif
-}
-
-/// The second word of a block of 16 B or more, read by the pool itself: poisoned when
-/// the block is free, or live but asked for fewer than 16 bytes.
-STA_HOOK_NO_ASAN inline std::uint64_t load_mark(const void* block) noexcept {
-    const auto* const word = static_cast<const std::uint64_t*>(block) + 1;
-#if STA_POOL_VALGRIND
-    // memcheck: read it whatever its state, leaving its state as it was
-    VALGRIND_DISABLE_ERROR_REPORTING;
-    std::uint64_t value = *word;
-    VALGRIND_ENABLE_ERROR_REPORTING;
-    (void)VALGRIND_MAKE_MEM_DEFINED(&value, sizeof value); // compared, never used
-    return value;
-#else
-    return *word;
-#endif
-}
-
-STA_HOOK_NO_ASAN inline void store_mark(void* block, std::uint64_t value) noexcept {
-    auto* const word = static_cast<std::uint64_t*>(block) + 1;
-#if STA_POOL_VALGRIND
-    VALGRIND_DISABLE_ERROR_REPORTING;
-    *word = value;
-    VALGRIND_ENABLE_ERROR_REPORTING;
-#else
-    *word = value;
 #endif
 }
 

@@ -26,18 +26,19 @@
 //                        |             |                  the class hands them out lowest
 //                        |             |                  first (window[slot]: block 0's address)
 //                        |             +-- on heads[slot], the class's cache: blocks its
-//                        |                 thread freed since the last flush, from any of
-//                        |                 its spans (LIFO); handed out before the window's
+//                        |                 thread freed by the sized API since the last
+//                        |                 flush, from any of its spans (LIFO); handed out
+//                        |                 before the window's
 //                        +-- the span's bitmap: a bit per block, set when the block is free
 //                            and nobody holds it; the class takes a word of it at a time, in
 //                            ascending order (scan), into its window
 //
 // A block finds its span, and so its class, by masking its address: the sized free
-// needs no lookup table and the C API needs no per-block header. A free links the
-// block onto its class's cache, in whatever order it comes, and a flush sets its bit:
-// a free in any order costs what a free in order costs, the block freed last is the
-// next handed out, and what the flushes gave back comes out of the spans in ascending
-// address order without a sort.
+// needs no lookup table and the C API needs no per-block header. A sized free links the
+// block onto its class's cache, in whatever order it comes, and a flush sets its bit; a
+// free without a size sets it at once: a free in any order costs what a free in order
+// costs, the block freed last by the sized API is the next handed out, and what comes
+// back to the spans comes out of them in ascending address order without a sort.
 //
 // Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
@@ -62,15 +63,14 @@
 //  S4  used = capacity - (bits set in the span's bitmap). The blocks on a cache
 //      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
-//      its thread freed, each once: of the class, or of a larger class for a block a
-//      shrink kept in place (its span names its class). At most cache_frees blocks lie
-//      on all the caches together: a free that brings frees_to_flush to 0 flushes every
-//      cache (their blocks' bits set, their spans' used counted down) and runs the
-//      slow-path checks. window[slot] is the address of block 64 w of current[slot] for
-//      the word w last taken (scan = w + 1), bits[slot] the blocks of that word the class
-//      has not handed out; both are empty when there is no current span. A word taken
-//      is zero in the bitmap. scan <= frontier: the words from frontier on were never
-//      taken since the span started its class.
+//      its thread freed by the sized API, each once: of the class, or of a larger class for a block
+//      a shrink kept in place (its span names its class). At most cache_frees blocks lie on all the
+//      caches together: a free that brings frees_to_flush to 0 flushes every cache (their blocks'
+//      bits set, their spans' used counted down) and runs the slow-path checks. window[slot] is the
+//      address of block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
+//      the blocks of that word the class has not handed out; both are empty when there is no
+//      current span. A word taken is zero in the bitmap. scan <= frontier: the words from frontier
+//      on were never taken since the span started its class.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
 //      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes

@@ -16,21 +16,23 @@
 //            is walked, nothing is sorted, and the blocks come out in ascending address
 //            order however they were freed, so a heap that has lived still hands out
 //            neighbours.
-//   free:    onto the cache of the block's class, heads[slot] (LIFO: the block just
-//            freed, warm in the cache, is the next one handed out), whatever span it
-//            lies in; another thread's block: to its owner (S10). Every cache_frees-th
-//            free flushes every cache: each block's bit in its span's bitmap, and --used
-//            (a span whose used reaches its wake_at wakes, or comes clean). The
-//            caches bound what a state holds outside the bitmaps; the flush is the
-//            heartbeat that runs the slow-path checks in a program that only frees.
+//   free:    by the sized API, onto the cache of the block's class, heads[slot] (LIFO:
+//            the block just freed, warm in the cache, is the next one handed out),
+//            whatever span it lies in; every cache_frees-th such free flushes every
+//            cache: each block's bit in its span's bitmap, and --used (a span whose used
+//            reaches its wake_at wakes, or comes clean). The flush bounds what a state
+//            holds outside the bitmaps, and is the heartbeat that runs the slow-path
+//            checks in a program that only frees. A free without a size (the C API, the
+//            drop-in) sets the bit at once. Another thread's block: to its owner (S10).
 //
 // A span retired with less than its reuse threshold free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
 // blocks each time. A span whose blocks have all come back goes clean, and after the
 // purge delay gives its pages back (layout/span_life.hpp). Every refill and every flush
 // passes by the state's slow-path checks (give_back_due): a class that only takes from
-// its window refills every 64 blocks at the most, and a program that only frees flushes
-// every cache_frees frees.
+// its window refills every 64 blocks at the most, a program that frees with sizes
+// flushes every cache_frees frees, and one that frees without sizes meets the current
+// span's heartbeat (S7).
 #pragma once
 
 #include "sta/detail/diag/misuse.hpp"
@@ -100,15 +102,20 @@ struct span_core {
         cache(st, slot, p);
     }
 
-    /// Any pooled block, freed without a size: onto the cache of its span's class.
+    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
+    /// its span's bitmap, whatever span it lies in, never the class's cache. Frees in
+    /// bursts (a document freed whole) set bits while the blocks and their span headers
+    /// are warm, where a cache would link them and a flush walk them again, colder: xmllint
+    /// and lua through the drop-in took 5-8 % longer with a cache (docs/dispatch.md). A
+    /// class that allocates refills every 64 blocks at the most, and frees into the current
+    /// span count down to its heartbeat (S7): the slow-path checks run under any pattern of
+    /// calls, a loop of malloc and free included.
     STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
         span_state& st = s();
         if constexpr (threaded)
             if (owner_of(p) != &st) [[unlikely]]
                 return send_home(p); // S10
-        const span* const sp = span_of(p);
-        hooks::block_pushed(p, span_class_bytes(sp));
-        cache(st, sp->slot, p);
+        release_to_span(st, span_of(p), p);
     }
 
     /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); every
@@ -120,30 +127,12 @@ struct span_core {
             flush_caches(st);
     }
 
-    /// What the second word of a block on a cache holds when the release checks put it
-    /// there (release_checked): a value of this state's that a live block's data is
-    /// most unlikely to hold. A block that holds it may be on the cache: its list tells.
-    static std::uint64_t cache_mark(const span_state& st) noexcept {
-        return reinterpret_cast<std::uintptr_t>(&st) ^ 0x9e3779b97f4a7c15ull;
-    }
-    /// Is p on the cache of `slot`? (A walk of at most cache_frees blocks.)
-    static bool is_cached(const span_state& st, std::uint32_t slot, const void* p) noexcept {
-        for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
-            if (b == p)
-                return true;
-        return false;
-    }
-
-    /// release_unsized with the release checks of the C API and the drop-in malloc,
-    /// whose blocks are 16 B or more: p must be the start of a block of its span's class
-    /// (exact_block_index), its bit clear (a block freed twice after its cache was
-    /// flushed finds it set, a block of a clean or purged span too, and the boundary at
-    /// the start of the span's tail its set tail bit, S2), and it must not be on its
-    /// class's cache: a block put there carries cache_mark in its second word, and one
-    /// freed again that still does is looked for on the list. Anything else is
-    /// returned, and nothing is done. The C API clears the mark of every block it hands
-    /// out (c_api/span_heap.hpp). Not seen: a block freed twice whose bitmap word its
-    /// class took into its window in between (64 blocks at the most, S5). Another
+    /// release_unsized with the release checks of the C API and the drop-in malloc: p
+    /// must be the start of a block of its span's class (exact_block_index) and its bit
+    /// clear (a block freed twice finds it set, a block of a clean or purged span too, and
+    /// the boundary at the start of the span's tail its set tail bit, S2). Anything else
+    /// is returned, and nothing is done. Not seen: a block freed twice whose bitmap word
+    /// its class took into its window in between (64 blocks at the most, S5). Another
     /// thread's block goes home unchecked for the bit; its owner's drain checks it
     /// (drain_block).
     STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
@@ -154,33 +143,10 @@ struct span_core {
         span_state& st = s();
         if constexpr (threaded)
             if (owner_of(p) != &st) [[unlikely]] {
-                hooks::store_mark(p, cache_mark(*owner_of(p))); // its owner's second free sees it
-                send_home(p);                                   // S10
+                send_home(p); // S10
                 return free_verdict::freed;
             }
-        if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0) [[unlikely]]
-            return set_bit_verdict(sp, i);
-        const std::uint64_t mark = cache_mark(st);
-        if (hooks::load_mark(p) == mark) [[unlikely]]
-            if (const free_verdict verdict = marked_block_state(st, sp, p, i);
-                verdict != free_verdict::freed)
-                return verdict;
-        hooks::store_mark(p, mark);
-        hooks::block_pushed(p, span_class_bytes(sp));
-        cache(st, sp->slot, p);
-        return free_verdict::freed;
-    }
-    /// Block i of `sp` (p), of `st`, its bit clear, carries the mark of a free: freed
-    /// twice when it is on its class's cache, or when another thread sent it home since
-    /// (the inbox is drained, and its bit looked at again); else live.
-    STA_NOINLINE static free_verdict marked_block_state(span_state& st, const span* sp,
-                                                        const void* p, std::uint32_t i) noexcept {
-        if (is_cached(st, sp->slot, p))
-            return free_verdict::double_free;
-        if constexpr (threaded)
-            if (drain(st) && ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
-                return set_bit_verdict(sp, i);
-        return free_verdict::freed;
+        return set_free_bit(st, sp, p, i);
     }
     /// What a set bit says of block boundary i of `sp`: a block freed twice, unless i is
     /// the start of the span's tail (S2), which is no block.
@@ -197,14 +163,21 @@ struct span_core {
         const std::uint32_t i = exact_block_index(sp, p);
         if (i == no_block)
             return free_verdict::not_a_block;
-        span_state& st = s();
         if constexpr (threaded)
-            if (owner_of(p) != &st)
+            if (owner_of(p) != &s())
                 return i < sp->capacity ? free_verdict::freed : free_verdict::not_a_block;
-        if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
+                                                                : free_verdict::freed;
+    }
+
+    /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
+    STA_FORCE_INLINE static free_verdict set_free_bit(span_state& st, span* sp, void* p,
+                                                      std::uint32_t i) noexcept {
+        if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
             return set_bit_verdict(sp, i);
-        if (hooks::load_mark(p) == cache_mark(st))
-            return marked_block_state(st, sp, p, i);
+        hooks::block_pushed(p, span_class_bytes(sp));
+        if (--sp->used == sp->wake_at) [[unlikely]]
+            span_event(st, sp);
         return free_verdict::freed;
     }
 
@@ -213,17 +186,14 @@ struct span_core {
     /// abort), whatever API freed it.
     static void drain_block(span_state& st, void* b) noexcept {
         span* const sp = span_of(b);
-        const std::uint32_t i = block_index(sp, b);
-        if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
-            report_bad_free("sta-pool", "free() from another thread", b, set_bit_verdict(sp, i),
+        if (const free_verdict verdict = set_free_bit(st, sp, b, block_index(sp, b));
+            verdict != free_verdict::freed)
+            report_bad_free("sta-pool", "free() from another thread", b, verdict,
                             span_class_bytes(sp));
-        hooks::block_pushed(b, span_class_bytes(sp));
-        if (--sp->used == sp->wake_at) [[unlikely]]
-            span_event(st, sp);
     }
 
     /// Frees into the current span between two of its span events: the heartbeat of a
-    /// class whose blocks come back to its current span, S7.
+    /// class whose frees all set bits (release_unsized), S7.
     static constexpr std::uint32_t heartbeat_frees = 64;
 
     /// Every block on the caches goes to its span's bitmap (S5), and the slow-path checks
@@ -252,6 +222,7 @@ struct span_core {
     /// Block p of `sp` (a block of `st`, held by the caller's thread) goes to its span's
     /// bitmap: its bit is set (S4, S7).
     STA_FORCE_INLINE static void release_to_span(span_state& st, span* sp, void* p) noexcept {
+        hooks::block_pushed(p, span_class_bytes(sp));
         const std::uint32_t i = block_index(sp, p);
         span_bitmap(sp)[i / 64] |= std::uint64_t{1} << (i % 64);
         if (--sp->used == sp->wake_at) [[unlikely]]
