@@ -149,12 +149,12 @@ std::string check_spans(std::span<const held_block> held) {
     // larger one, at most cache_frees in all; each becomes a piece of the tiling below.
     std::vector<std::pair<const span*, std::size_t>> cached; // (span, blocks on caches)
     std::size_t on_caches = 0;
-    for (std::uint32_t slot = 0; slot < class_slots; ++slot)
+    // The walk stops at the first block past cache_frees: a cycle would never end.
+    for (std::uint32_t slot = 0; slot < class_slots && on_caches <= cache_frees; ++slot)
         for (const void* b = s.heads[slot]; b != nullptr;
              b = hooks::load_link(const_cast<void*>(b))) {
             if (++on_caches > cache_frees) {
                 fail("S5: the caches hold more than cache_frees blocks (a cycle?)");
-                slot = class_slots - 1;
                 break;
             }
             const span* const sp = span_of(b);
