@@ -126,6 +126,32 @@ TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
+// Guards the flush's return to the window (S5): a cached block of the word its class's
+// window holds goes back into the window, not to the bitmap, and comes out before the
+// word's blocks never handed out; a block of an earlier word goes to the bitmap.
+TYPED_TEST(SpanLayout, AFlushPutsTheWindowsOwnBlocksBackIntoTheWindow) {
+    FRESH_POOL;
+    using classes = typename pool::classes;
+    constexpr std::size_t bytes = 32;
+    std::vector<void*> blocks;
+    for (int i = 0; i < 64 + 3; ++i) // word 0 spent, word 1 the window: 61 blocks left
+        blocks.push_back(pool::alloc(bytes));
+    ASSERT_EQ(span_of(blocks.front()), span_of(blocks.back()));
+    pool::free(blocks[65], bytes); // of the window's word
+    pool::free(blocks[10], bytes); // of word 0
+    sta::detail::flush_caches<pool>();
+    EXPECT_FALSE(in_bitmap(blocks[65]));
+    EXPECT_TRUE(in_bitmap(blocks[10]));
+    const std::uint32_t slot = sta::detail::slot_of_size<classes>(bytes);
+    EXPECT_EQ(pool::detail_state().heads[slot], nullptr);
+    EXPECT_EQ(pool::alloc(bytes), blocks[65]); // before block 67, never handed out
+    std::vector<held_block> held;
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+        if (i != 10)
+            held.push_back({blocks[i], bytes});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
 // Guards the reuse threshold's rule: an eighth of a span's blocks for the small classes,
 // never fewer than 128 blocks nor more than a quarter, at least one.
 TEST(SpanLayoutRules, TheReuseThresholdIsAnEighthAtLeast128BlocksAtMostAQuarter) {

@@ -21,8 +21,9 @@ struct held_block {
     std::size_t bytes;
 };
 
-/// Every block on the pool's caches goes to its span's bitmap now, as every cache_frees-th
-/// free does (S5): what a test looks at next is the spans' own view.
+/// Every block on the pool's caches goes back to its span now (its bitmap, or its class's
+/// window), as every cache_frees-th free does (S5): what a test looks at next is the
+/// spans' own view.
 template <class Pool>
 void flush_caches() {
     Pool::engine::core::flush_caches(Pool::detail_state());

@@ -65,8 +65,9 @@
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
 //      its thread freed by the sized API, each once: of the class, or of a larger class for a block
 //      a shrink kept in place (its span names its class). At most cache_frees blocks lie on all the
-//      caches together: a free that brings frees_to_flush to 0 flushes every cache (their blocks'
-//      bits set, their spans' used counted down) and runs the slow-path checks. window[slot] is the
+//      caches together: a free that brings frees_to_flush to 0 flushes every cache (a block of
+//      the word its class's window holds goes back into the window, still used; any other has
+//      its bit set and its span's used counted down) and runs the slow-path checks. window[slot] is the
 //      address of block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
 //      the blocks of that word the class has not handed out; both are empty when there is no
 //      current span. A word taken is zero in the bitmap. scan <= frontier: the words from frontier
@@ -145,6 +146,9 @@ struct alignas(64) span {
     /// S5: the bitmap words its class has taken since it started serving it; the blocks of
     /// the words from there on were never handed out, their pages never touched.
     std::uint16_t frontier = 0;
+    /// S5: a flush sent a cached block before the window back to the bitmap: the next
+    /// word the class takes is the lowest with free blocks, not the next after scan.
+    bool rescan = false;
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;

@@ -196,15 +196,17 @@ struct span_core {
     /// class whose frees all set bits (release_unsized), S7.
     static constexpr std::uint32_t heartbeat_frees = 64;
 
-    /// Every block on the caches goes to its span's bitmap (S5), and the slow-path checks
-    /// run: the heartbeat of a state that frees, whatever it allocates.
+    /// Every block on the caches goes back to its span (S5), the blocks other threads sent
+    /// home are taken back, and the slow-path checks run: the heartbeat of a state that
+    /// frees, whatever it allocates.
     STA_NOINLINE static void flush_caches(span_state& st) noexcept {
         empty_caches(st);
         if constexpr (threaded)
             (void)drain(st);
         give_back_due(st);
     }
-    /// Every block on the caches goes to its span's bitmap, and the count starts over.
+    /// Every block on the caches goes back to its span, and the count starts over: into
+    /// its class's window when it lies in the word the window holds, else to the bitmap.
     static void empty_caches(span_state& st) noexcept {
         st.frees_to_flush = cache_frees;
         for (std::uint32_t n = 0; n < classes::count; ++n) {
@@ -213,10 +215,33 @@ struct span_core {
             st.heads[slot] = nullptr;
             while (b != nullptr) {
                 void* const next = hooks::load_link(b);
-                release_to_span(st, span_of(b), b);
+                span* const sp = span_of(b);
+                if (!into_window(st, sp, b))
+                    release_to_span(st, sp, b);
                 b = next;
             }
         }
+    }
+    /// A cached block of its class's current span (`sp`, S5) comes back where the class
+    /// hands it out next: one of the word the window holds becomes a bit of the window
+    /// again (it counted as used on the cache and does in the window, S4: nothing else
+    /// changes); one of an earlier word goes to the bitmap (false), and the class's next
+    /// word taken is the span's lowest with free blocks (rescan). The window hands out its
+    /// lowest blocks first, so the blocks a churning class used come back before the
+    /// words' untouched ones, and the class keeps the pages of its live set. False for a
+    /// block of any other span.
+    static bool into_window(span_state& st, span* sp, void* b) noexcept {
+        const std::uint32_t slot = sp->slot;
+        if (st.current[slot] != sp)
+            return false;
+        const auto d = static_cast<std::size_t>(static_cast<std::byte*>(b) - st.window[slot]);
+        if (d >= 64 * span_class_bytes(sp)) {
+            sp->rescan = true; // b lies before the window: the words after it were never taken
+            return false;
+        }
+        hooks::block_pushed(b, span_class_bytes(sp));
+        st.bits[slot] |= std::uint64_t{1} << (block_index(sp, b) % 64);
+        return true;
     }
 
     /// Block p of `sp` (a block of `st`, held by the caller's thread) goes to its span's
@@ -293,10 +318,16 @@ struct span_core {
     /// (its frontier, S5), it goes back to the first word if a sixteenth of the blocks of
     /// the words it took are free again: blocks freed behind it are handed out again
     /// before fresh pages are touched, so a class that churns keeps the pages of its
-    /// live set, not of its whole span. The tail's bit (S2) is never taken.
+    /// live set, not of its whole span; after a flush that sent blocks behind the window
+    /// back to the bitmap (rescan) it starts at the first word at once. The tail's bit
+    /// (S2) is never taken.
     static bool take_word(span_state& st, std::uint32_t slot, span* sp) noexcept {
         std::uint64_t* const bitmap = span_bitmap(sp);
         const std::uint32_t words = (sp->capacity + 63) / 64;
+        if (sp->rescan) { // a flush sent blocks behind the window back to the bitmap
+            sp->rescan = false;
+            sp->scan = 0;
+        }
         if (sp->scan >= sp->frontier && sp->frontier < words) {
             const std::uint32_t taken = std::uint32_t{sp->frontier} * 64; // < capacity
             const std::uint32_t free_behind = sp->capacity - sp->used - (sp->capacity - taken);
