@@ -239,6 +239,20 @@ STA_FORCE_INLINE std::uint64_t lowest_bit(std::uint64_t word) noexcept {
 #endif
 }
 
+/// Block `index` of a window of blocks of `step` bytes (the fast path's address of a
+/// block). A step known at compile time that is not a power of two goes through a
+/// register: g++ would turn the multiply into two or three shifts and adds (224: lea, sub,
+/// shl), where a move and one imul take two instructions at the same latency. A run-time
+/// step stays imul's memory operand.
+STA_FORCE_INLINE std::byte* block_at(std::byte* window, std::uint64_t index,
+                                     std::size_t step) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_constant_p(step) && (step & (step - 1)) != 0)
+        __asm__("" : "+r"(step)); // hides the constant, not the multiply
+#endif
+    return window + index * step;
+}
+
 /// Sets bit i % 64 of `word` and answers whether it was set already: one load, one bts,
 /// one store (the word is unchanged when the bit was set) and the flag for the caller's
 /// branch — one instruction more than setting the bit alone (the release checks'

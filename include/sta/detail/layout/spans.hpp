@@ -85,7 +85,7 @@ struct span_core {
         const std::uint64_t bits = st.bits[slot];
         if (bits != 0) [[likely]] {
             st.bits[slot] = bits & (bits - 1);
-            return st.window[slot] + lowest_bit(bits) * steps[slot];
+            return block_at(st.window[slot], lowest_bit(bits), steps[slot]);
         }
         return refill(slot);
     }
@@ -309,7 +309,7 @@ struct span_core {
         if (bits == 0)
             return nullptr;
         st.bits[slot] = bits & (bits - 1);
-        return st.window[slot] + lowest_bit(bits) * steps[slot];
+        return block_at(st.window[slot], lowest_bit(bits), steps[slot]);
     }
 
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
