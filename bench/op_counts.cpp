@@ -248,7 +248,8 @@ using countable_sizes = std::integer_sequence<std::uint32_t, 8, 16, 24, 32, 48, 
                                               256, 512, 1024, 2048, 3000, 4096, 8192, 16384, 32768>;
 
 template <template <std::uint32_t, bool> class PeerOf, std::uint32_t... Sizes>
-void run_sizes(const std::vector<std::uint32_t>& sizes, std::integer_sequence<std::uint32_t, Sizes...>) {
+void run_sizes(const std::vector<std::uint32_t>& sizes,
+               std::integer_sequence<std::uint32_t, Sizes...>) {
     auto one = [&](auto size_constant) {
         constexpr std::uint32_t bytes = decltype(size_constant)::value;
         for (std::uint32_t s : sizes)

@@ -51,7 +51,8 @@ using tagged_pool = sta::basic_memory_pool<sta::dispatch::default_policy, Tag>;
 
 template <class T, class Pool>
 std::size_t block_class_bytes() {
-    return sta::detail::bytes_of_size<typename Pool::classes>(sizeof(sta::detail::local_block<T, Pool>));
+    return sta::detail::bytes_of_size<typename Pool::classes>(
+        sizeof(sta::detail::local_block<T, Pool>));
 }
 
 #define FRESH_POOL                                                                                 \

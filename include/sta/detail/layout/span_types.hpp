@@ -67,11 +67,13 @@
 //      a shrink kept in place (its span names its class). At most cache_frees blocks lie on all the
 //      caches together: a free that brings frees_to_flush to 0 flushes every cache (a block of
 //      the word its class's window holds goes back into the window, still used; any other has
-//      its bit set and its span's used counted down) and runs the slow-path checks. window[slot] is the
-//      address of block 64 w of current[slot] for the word w last taken (scan = w + 1), bits[slot]
-//      the blocks of that word the class has not handed out; both are empty when there is no
-//      current span. A word taken is zero in the bitmap. scan <= frontier: the words from frontier
-//      on were never taken since the span started its class.
+//      its bit set and its span's used counted down) and runs the slow-path checks. window[slot] is
+//      the address of block 64 w of current[slot] for the word w last taken (scan = w + 1),
+//      bits[slot] the blocks of that word the class has not handed out; both are empty when there
+//      is no current span. A word taken is zero in the bitmap. scan <= frontier: the words from
+//      frontier on were never taken since the span started its class. rescan: a flush sent a
+//      block before the window to the bitmap, and the class's next word taken is the lowest
+//      with free blocks.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
 //      bits[slot] are its `capacity` blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
