@@ -122,16 +122,24 @@
 #define STA_TLS_MODEL
 #endif
 
+// STA_ASSUME(c): c holds (an invariant the compiler cannot see); no code is emitted.
 #if defined(__GNUC__) || defined(__clang__)
 #define STA_NOINLINE __attribute__((noinline))
 #define STA_FORCE_INLINE inline __attribute__((always_inline))
 #define STA_COLD __attribute__((cold, noinline))
+#define STA_ASSUME(c)                                                                              \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            __builtin_unreachable();                                                               \
+    } while (false)
 #elif defined(_MSC_VER)
 #define STA_NOINLINE __declspec(noinline)
 #define STA_FORCE_INLINE __forceinline
 #define STA_COLD __declspec(noinline)
+#define STA_ASSUME(c) __assume(c)
 #else
 #define STA_NOINLINE
 #define STA_FORCE_INLINE inline
 #define STA_COLD
+#define STA_ASSUME(c) ((void)0)
 #endif

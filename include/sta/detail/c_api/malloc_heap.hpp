@@ -51,7 +51,10 @@ struct malloc_heap {
     /// The start of every span is aligned to this much (segment_meta_bytes, span 0).
     static constexpr std::size_t pooled_align_max = 4096;
 
+    /// 0 bytes take 1 (glibc's malloc(0) is a pointer to free) off the fast path.
     static void* malloc(std::size_t bytes) noexcept {
+        if (bytes - 1 < span_heap::fast_limit) [[likely]]
+            return span_heap::malloc(bytes);
         return span_heap::malloc(at_least_one(bytes));
     }
 

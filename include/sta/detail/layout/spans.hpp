@@ -85,7 +85,9 @@ struct span_core {
         const std::uint64_t bits = st.bits[slot];
         if (bits != 0) [[likely]] {
             st.bits[slot] = bits & (bits - 1);
-            return block_at(st.window[slot], lowest_bit(bits), steps[slot]);
+            std::byte* const block = block_at(st.window[slot], lowest_bit(bits), steps[slot]);
+            STA_ASSUME(block != nullptr); // S5: a window with bits lies in a span
+            return block;
         }
         return refill(slot);
     }
