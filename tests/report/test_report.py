@@ -229,6 +229,13 @@ class Judging(unittest.TestCase):
                 self.assertEqual(c.figure.variant, variant)
                 self.assertAlmostEqual(c.value, value)
                 self.assertEqual(c.ok, ok)
+        # Round by round: the pool's k-th process against the fastest peer's k-th; the
+        # fixture's peers ran one process each, so rounds 2 and 3 have no peer and count not.
+        from report.sections import threads as threads_section
+        r = threads_section.round_by_round(self.data, "sta-spans", "churn32", 1)
+        self.assertAlmostEqual(r[0], 9.5 / 6.0)
+        self.assertAlmostEqual(r[1], r[2])
+        self.assertIsNone(threads_section.round_by_round(self.data, "sta-spans", "churn32", 3))
         # the shared cursor has one owner only: no verdict there
         self.assertNotIn("threads_churn32", self.verdicts)
         self.assertNotIn("seed_fresh", self.verdicts)

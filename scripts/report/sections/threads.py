@@ -27,6 +27,7 @@ def load(data, results):
     "net_peak_kib", "processes"}: medians over processes of each process's median."""
     path = os.path.join(results, "threads.jsonl")
     groups = {}
+    data.threads_rounds = {}  # (allocator, workload, threads) -> ns_per_op of each process, in order
     for r in read_lines(path):
         try:
             key = (r["allocator"], r["workload"], int(r["threads"]))
@@ -36,6 +37,7 @@ def load(data, results):
         if r.get("kind") != "threads" or key[1] not in THREAD_WORKLOADS or row["ns_per_op"] <= 0:
             raise ReportError(f"{path}: not a threads result: {r}")
         groups.setdefault(key, []).append(row)
+        data.threads_rounds.setdefault(key, []).append(row["ns_per_op"])
     data.threads = {k: dict({f: statistics.median(x[f] for x in rows) for f in rows[0]},
                             processes=len(rows)) for k, rows in groups.items()}
 
@@ -80,6 +82,22 @@ def targets(data):
                         thread_text("prodcons", n)) for n in THREAD_COUNTS], ("spans",))])
 
 
+def round_by_round(data, mine, w, n):
+    """The best peer's ns / the pool's within each round (the k-th process of every
+    allocator ran moments apart, rounds interleaved): (median, min, max), or None."""
+    ours = data.threads_rounds.get((mine, w, n), [])
+    peers = [v for (a, w_, n_), v in data.threads_rounds.items()
+             if (w_, n_) == (w, n) and not is_pool(a)]
+    ratios = []
+    for i, t in enumerate(ours):
+        in_round = [v[i] for v in peers if i < len(v)]
+        if in_round and t > 0:
+            ratios.append(min(in_round) / t)
+    if not ratios:
+        return None
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
 def why_threads(data, v):
     workload = v.target.conds[0].measure.split("/")[1]
     text = checks_text(v) + " (ns per op per thread; every allocator in the threads table)."
@@ -90,11 +108,11 @@ def why_threads(data, v):
             "the inbox back at its next refill; the blocks themselves cross cores, for every "
             "allocator alike.")
     return text + (
-        " The churn frees blocks at random over the ring, across spans: a sized free tests "
-        "whether the block lies in its class's current span (its LIFO list) or not (its "
-        "span's bitmap), a branch random frees mispredict about every second time; mixed "
-        "sizes also send the poor fits between 1 and 32 KiB to the private heap "
-        "(docs/dispatch.md, \"Span bitmaps\").")
+        " The churn frees blocks at random over the ring, across spans: a sized free goes on "
+        "its class's cache (LIFO) and every 1024th flushes the caches to the spans; mixed "
+        "sizes touch 44 classes, and with two threads their working sets share the "
+        "machine's caches (docs/dispatch.md, \"Class caches\"). The round-by-round row of "
+        "the threads table compares each round's processes, which ran moments apart.")
 
 
 def why_threads_rss(data, v):
@@ -145,14 +163,22 @@ def render(data):
     for n in THREAD_COUNTS:
         f = best(measures_[f"threads_rss/prodcons/{n}"], "mimalloc")
         vs.append(f"{fx(f.share)} of {pretty(f.variant)}" if f.variant else "n/a")
+    rounds = [f"**{pretty(ours)}: the same, round by round (median, min–max)**"]
+    for w, n in cols:
+        r = round_by_round(data, ours, w, n)
+        rounds.append(f"{fx(r[0])} ({fx(r[1])}–{fx(r[2])})" if r else "n/a")
+    rounds += ["" for _ in THREAD_COUNTS]
     return ["## Threads: per-thread pools", "",
             "From `bench/threads_benchmark.cpp` (method above): wall ns per op per thread — "
             "the time of a repetition / the ops of one thread (of one producer) — so a flat "
             "figure from 1 to 2 threads means the work scales; the median over "
             f"{'/'.join(str(p) for p in processes)} processes. *× vs the best peer* = the "
-            "fastest peer's figure / the pool's; peak RSS is over the process's baseline, "
-            "against mimalloc's lowest variant.", "",
-            md_table(header, table("ns_per_op") + [vs]), "",
+            "fastest peer's figure / the pool's (the targets take it); *round by round* = "
+            "within each round, the fastest peer's process / the pool's, which ran moments "
+            "apart, so a slow spell of the machine hits both: the median over rounds and its "
+            "range. Peak RSS is over the process's baseline, against mimalloc's lowest "
+            "variant.", "",
+            md_table(header, table("ns_per_op") + [vs, rounds]), "",
             "### CPU ns per op (all worker threads' CPU time / all ops)", "",
             "Steadier than wall time when another process takes a core; waiting counts "
             "(spinning and yields of the producer/consumer queue).", "",
