@@ -51,6 +51,10 @@ def why_traversal(data, v):
             f"{pretty(c.figure.variant)} {fmt(c.figure.value)} s")
     if thp is not None:
         text += f"; the span layout on huge pages {fmt(thp.median)} s"
+    ours = data.traversal.get(LAYOUT_ROWS[v.layout])
+    peer = data.traversal.get(c.figure.variant)
+    if ours is not None and peer is not None:  # a bimodal machine moves medians, not minima
+        text += f"; the fastest runs {fmt(ours.low)} s vs {fmt(peer.low)} s"
     return text + ". The walk reads every string: the time is cache and TLB misses, so what " \
         "counts is the order the blocks of a regrown subtree come in (docs/dispatch.md, " \
         "\"Layouts\")."
