@@ -238,7 +238,8 @@ struct span_core {
             return false;
         const auto d = static_cast<std::size_t>(static_cast<std::byte*>(b) - st.window[slot]);
         if (d >= 64 * span_class_bytes(sp)) {
-            sp->rescan = true; // b lies before the window: the words after it were never taken
+            if (static_cast<std::byte*>(b) < st.window[slot])
+                sp->rescan = true; // a word before the window's has a free block now
             return false;
         }
         hooks::block_pushed(b, span_class_bytes(sp));
