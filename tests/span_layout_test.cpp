@@ -128,7 +128,8 @@ TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
 
 // Guards the flush's return to the window (S5): a cached block of the word its class's
 // window holds goes back into the window, not to the bitmap, and comes out before the
-// word's blocks never handed out; a block of an earlier word goes to the bitmap.
+// word's blocks never handed out; a block of an earlier word goes to the bitmap, and the
+// class's next word taken is the span's lowest with free blocks (rescan).
 TYPED_TEST(SpanLayout, AFlushPutsTheWindowsOwnBlocksBackIntoTheWindow) {
     FRESH_POOL;
     using classes = typename pool::classes;
@@ -146,9 +147,13 @@ TYPED_TEST(SpanLayout, AFlushPutsTheWindowsOwnBlocksBackIntoTheWindow) {
     EXPECT_EQ(pool::detail_state().heads[slot], nullptr);
     EXPECT_EQ(pool::alloc(bytes), blocks[65]); // before block 67, never handed out
     std::vector<held_block> held;
+    for (int i = 67; i < 128; ++i) // the window's word, spent
+        held.push_back({pool::alloc(bytes), bytes});
+    // rescan: the next word taken is word 0 again (block 10), not word 2, though one free
+    // block is less than the sixteenth of the taken ones that sends take_word back itself
+    EXPECT_EQ(pool::alloc(bytes), blocks[10]);
     for (std::size_t i = 0; i < blocks.size(); ++i)
-        if (i != 10)
-            held.push_back({blocks[i], bytes});
+        held.push_back({blocks[i], bytes});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
