@@ -2,7 +2,7 @@
 // dispatch serves the quarter classes (pool/size_class.hpp), the C API over it rounds
 // requests to 16 (c_api/span_heap.hpp), the drop-in's memalign takes aligned classes
 // (c_api/malloc_heap.hpp), and the table dispatch keeps the seed's powers of two. Every
-// test has a pool family of its own and ends with the span checker (S1..S12).
+// test has a pool family of its own and ends with the span checker (S1..S13).
 #include "support/class_sets.hpp"
 #include "support/pool_test_support.hpp"
 #include "support/span_checker.hpp"

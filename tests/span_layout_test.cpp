@@ -1,5 +1,5 @@
 // The span layout's own mechanics (detail/layout/spans.hpp), on both dispatch policies.
-// Each test has a pool of its own and ends with the accounting checker (S1..S12).
+// Each test has a pool of its own and ends with the accounting checker (S1..S13).
 #include "support/pool_test_support.hpp"
 
 #include <algorithm>

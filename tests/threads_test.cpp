@@ -306,6 +306,106 @@ TYPED_TEST(PerThread, ABlockFreedElsewhereGoesBackToItsOwner) {
     expect_all_back(report_after_taking_back<pool>());
 }
 
+/// Blocks on a chain linked through their first words (an inbox's, an outbox way's).
+std::size_t chain_length(void* head) {
+    std::size_t n = 0;
+    for (void* b = head; b != nullptr && n < 100000; b = sta::detail::hooks::load_link(b))
+        ++n;
+    return n;
+}
+
+// Guards the batch (S13): a thread with a pool of its own holds the blocks it frees for
+// another pool in its outbox and sends them home together: nothing reaches the owner's
+// inbox until the way holds a batch, then the whole batch at once; the rest goes home
+// at the thread's end.
+TYPED_TEST(PerThread, BlocksFreedElsewhereGoHomeABatchAtATime) {
+    FRESH_POOL;
+    constexpr std::size_t bytes = 64;
+    constexpr std::size_t batch = sta::detail::remote_outbox::batch_blocks;
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < batch + 3; ++i)
+        blocks.push_back(pool::alloc(bytes));
+    auto& inbox = pool::detail_state().inbox.head;
+    count_latch short_of_a_batch(1), looked(1), all_freed(1), looked_again(1);
+    std::size_t held_short = 0, held_after = 0;
+    std::string checker_short = "not run";
+    std::thread freer([&] {
+        pool::free(pool::alloc(bytes), bytes); // a pool of its own
+        for (std::size_t i = 0; i + 1 < batch; ++i)
+            pool::free(blocks[i], bytes);
+        held_short = pool::detail_state().outbox.held;
+        checker_short = check_accounting<pool>(std::vector<held_block>{});
+        short_of_a_batch.count_down();
+        looked.wait();
+        for (std::size_t i = batch - 1; i < blocks.size(); ++i)
+            pool::free(blocks[i], bytes);
+        held_after = pool::detail_state().outbox.held;
+        all_freed.count_down();
+        looked_again.wait();
+    });
+    short_of_a_batch.wait();
+    EXPECT_EQ(inbox.load(), nullptr);
+    EXPECT_EQ(held_short, batch - 1);
+    EXPECT_EQ(checker_short, ""); // S13 over a way one short of a batch
+    looked.count_down();
+    all_freed.wait();
+    EXPECT_EQ(chain_length(inbox.load()), batch);
+    EXPECT_EQ(held_after, 3u);
+    looked_again.count_down();
+    freer.join();
+    EXPECT_EQ(chain_length(inbox.load()), batch + 3); // the rest, sent at the freer's end
+    expect_all_back(report_after_taking_back<pool>());
+}
+
+// Guards the ways (S13): one thread frees blocks of more owners than its outbox has
+// ways, in turn; a block whose way holds another owner's sends that way home first, so
+// some blocks are home before any way fills, the outbox holds one chain a way, and
+// after trim sends the rest every owner takes back all of its blocks.
+TYPED_TEST(PerThread, MoreOwnersThanWaysAllGetTheirBlocksBack) {
+    FRESH_POOL;
+    constexpr std::size_t owners = sta::detail::remote_outbox::ways + 1;
+    constexpr std::size_t per_owner = 3;
+    constexpr std::size_t bytes = 128;
+    std::vector<std::vector<void*>> blocks(owners);
+    std::vector<std::atomic<void*>*> inboxes(owners);
+    std::vector<pool_report> reports(owners);
+    count_latch allocated(static_cast<int>(owners)), freed(1);
+    std::vector<std::thread> threads;
+    for (std::size_t o = 0; o < owners; ++o)
+        threads.emplace_back([&, o] {
+            for (std::size_t i = 0; i < per_owner; ++i)
+                blocks[o].push_back(pool::alloc(bytes));
+            inboxes[o] = &pool::detail_state().inbox.head;
+            allocated.count_down();
+            freed.wait();
+            reports[o] = report_after_taking_back<pool>();
+        });
+    allocated.wait();
+    std::size_t held = 0, held_after_trim = 1, home_before_trim = 0;
+    std::string checker = "not run";
+    std::thread([&] {
+        pool::free(pool::alloc(bytes), bytes); // a pool of its own
+        for (std::size_t i = 0; i < per_owner; ++i)
+            for (std::size_t o = 0; o < owners; ++o)
+                pool::free(blocks[o][i], bytes);
+        held = pool::detail_state().outbox.held;
+        checker = check_accounting<pool>(std::vector<held_block>{});
+        for (std::atomic<void*>* inbox : inboxes)
+            home_before_trim += chain_length(inbox->load());
+        (void)pool::trim();
+        held_after_trim = pool::detail_state().outbox.held;
+    }).join();
+    EXPECT_EQ(checker, "");
+    EXPECT_GT(home_before_trim, 0u); // two owners share a way
+    EXPECT_EQ(held + home_before_trim, owners * per_owner);
+    EXPECT_EQ(held_after_trim, 0u);
+    freed.count_down();
+    for (std::thread& t : threads)
+        t.join();
+    for (const pool_report& r : reports)
+        expect_all_back(r);
+}
+
 // Guards thread exit with blocks still live: the pool is parked, its blocks are freed
 // by other threads (one of them while the owner is ending), and the next thread adopts
 // that pool (no new one) with every block back and every span intact.

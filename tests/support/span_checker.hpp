@@ -1,4 +1,4 @@
-// sta-pool: the accounting checker of the span layout (S1..S12 in layout/span_types.hpp,
+// sta-pool: the accounting checker of the span layout (S1..S13 in layout/span_types.hpp,
 // and T1 of the table dispatch). pool_checker.hpp's check_accounting calls it.
 #pragma once
 
@@ -83,6 +83,29 @@ std::string check_spans(std::span<const held_block> held) {
         fail("S10: the inbox holds blocks sent home by other threads (not drained yet)");
     if (segments != s.mappings)
         fail("S1: " + num(segments) + " segments listed, mappings says " + num(s.mappings));
+    // S13: the outbox holds, in each way, a chain of `count` blocks of its owner (another
+    // state), fewer than a batch, ending at its tail; `held` counts them all.
+    std::size_t outbox_blocks = 0;
+    for (const remote_outbox::way& w : s.outbox.w) {
+        if (w.count >= remote_outbox::batch_blocks)
+            fail("S13: an outbox way holds " + num(w.count) + " blocks, a batch or more");
+        if (w.count != 0 && (w.owner == nullptr || w.owner == &s))
+            fail("S13: an outbox way holds blocks of no owner, or of this state");
+        std::uint32_t n = 0;
+        const void* last = nullptr;
+        for (void* b = w.head; b != nullptr && n <= w.count; b = hooks::load_link(b), ++n) {
+            if (owner_of(b) != w.owner)
+                fail("S13: outbox block " + hex(b) + " is not its way's owner's");
+            last = b;
+        }
+        if (n != w.count || last != w.tail)
+            fail("S13: an outbox way's chain has " + num(n) + " blocks, count says " +
+                 num(w.count) + ", or does not end at its tail");
+        outbox_blocks += w.count;
+    }
+    if (outbox_blocks != s.outbox.held)
+        fail("S13: the outbox's ways hold " + num(outbox_blocks) + " blocks, held says " +
+             num(s.outbox.held));
 
     // S3, S11: the clean and purged lists name their roles; the clean list runs newest
     // first and ends at clean_oldest.

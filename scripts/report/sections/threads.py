@@ -104,9 +104,9 @@ def why_threads(data, v):
     if workload == "prodcons":
         return text + (
             " Every block is freed by another thread than the one that allocated it: the pool "
-            "pushes it onto its owner's inbox with one compare-and-swap and the owner takes "
-            "the inbox back at its next refill; the blocks themselves cross cores, for every "
-            "allocator alike.")
+            "holds it in the freeing thread's outbox and sends it to its owner's inbox in a "
+            "batch of 32 with one compare-and-swap; the owner takes the inbox back at its next "
+            "refill. The blocks themselves cross cores, for every allocator alike.")
     return text + (
         " The churn frees blocks at random over the ring, across spans: a sized free goes on "
         "its class's cache (LIFO) and every 1024th flushes the caches to the spans; mixed "
@@ -118,7 +118,7 @@ def why_threads(data, v):
 def why_threads_rss(data, v):
     return (checks_text(v) +
             " (peak RSS of the process over its baseline). Blocks freed by the consumers wait "
-            "in their owner's inbox until its next refill.")
+            "in their outboxes and their owner's inbox until its next refill.")
 
 
 def method(data):

@@ -225,6 +225,7 @@ struct per_thread_home {
     /// thread to reuse what it holds: the kept big mappings and every clean span go back
     /// to the OS now.
     static void thread_ended(State* s) noexcept {
+        Engine::core::send_outbox(*s); // before the lock: sending may drain a parked owner
         {
             const spin_guard held(s->parked_lock);
             s->parked.store(true, std::memory_order_seq_cst);

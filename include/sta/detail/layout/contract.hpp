@@ -76,6 +76,10 @@ concept threaded_layout_core = layout_core<Core> && requires(State& st, std::uin
     // home goes back, and what is free goes back to the OS (home/per_thread.hpp).
     { Core::drain_parked(st) }
     noexcept;
+    // The blocks `st`'s thread freed for other states and holds in its outbox go home
+    // now (the thread, before it parks its state).
+    { Core::send_outbox(st) }
+    noexcept;
     // Everything `st` holds free back to the OS now; the bytes given back.
     { Core::trim(st) }
     noexcept->std::same_as<std::size_t>;

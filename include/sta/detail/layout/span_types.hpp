@@ -89,12 +89,16 @@
 //      while the block is live.
 //  S10 Per-thread pools: a block's bit is set, or the block put on a cache, only
 //      by its owner (or the thread holding its parked state). A block freed by
-//      another thread goes to the owner's inbox (pool/state.hpp) and counts as used
-//      (S4) until the owner drains it.
+//      another thread goes to the owner's inbox (pool/state.hpp), through that
+//      thread's outbox when it has a pool (S13), and counts as used (S4) until the
+//      owner drains it.
 //  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
 //      newest first: `since_ms` never increases along it. A purged span's pages were
 //      given back to the OS and nothing of them was touched since.
 //  S12 No segment has every span purged: such a segment is unmapped.
+//  S13 A state's outbox (pool/state.hpp) holds, in each way, a chain of `count` blocks
+//      of the way's owner, another state, fewer than batch_blocks, ending at its
+//      tail; `held` counts the blocks of every way. A parked state's outbox is empty.
 #pragma once
 
 #include "sta/detail/config.hpp"

@@ -203,8 +203,10 @@ struct span_core {
     /// frees, whatever it allocates.
     STA_NOINLINE static void flush_caches(span_state& st) noexcept {
         empty_caches(st);
-        if constexpr (threaded)
+        if constexpr (threaded) {
             (void)drain(st);
+            send_outbox(st);
+        }
         give_back_due(st);
     }
     /// Every block on the caches goes back to its span, and the count starts over: into
@@ -271,6 +273,7 @@ struct span_core {
             // The class may hold blocks now: the state was just adopted with its lists
             // and windows, or the drain gave some back.
             (void)drain(st);
+            send_outbox(st);
             if (void* const block = hand_out(st, slot))
                 return block;
         }
@@ -389,6 +392,8 @@ struct span_core {
     /// given back.
     static std::size_t trim(span_state& st) noexcept {
         empty_caches(st);
+        if constexpr (threaded)
+            send_outbox(st);
         return span_life::purge_all(st) + st.retained.release_all() + st.heap.trim();
     }
 
@@ -402,11 +407,51 @@ struct span_core {
 
     // ---- slow paths ------------------------------------------------------------------
 
-    /// S10: another thread's block goes to its owner's inbox; an owner whose thread
-    /// ended has the sender take it back at once (home/per_thread.hpp).
+    /// S10: another thread's block goes to its owner's inbox, through the freeing
+    /// thread's outbox (pool/state.hpp) when it has a pool of its own: a way goes home
+    /// when it holds a batch, or when another owner's block needs it. A block of a
+    /// parked state goes home at once: its sender takes it back (nothing waits).
     STA_NOINLINE static void send_home(void* p) noexcept {
-        span_state& owner = *owner_of(p);
-        owner.inbox.push(p);
+        span_state* const owner = owner_of(p);
+        span_state* const self = Engine::home::existing();
+        if (self == nullptr || owner->parked.load(std::memory_order_relaxed))
+            return push_home(*owner, p, p);
+        remote_outbox& out = self->outbox;
+        remote_outbox::way& w = out.way_of(owner);
+        if (w.owner != owner) {
+            send_way(out, w);
+            w.owner = owner;
+        }
+        hooks::store_link(p, w.head);
+        if (w.count == 0)
+            w.tail = p;
+        w.head = p;
+        ++out.held;
+        if (++w.count == remote_outbox::batch_blocks)
+            send_way(out, w);
+    }
+    /// Every way of `st`'s outbox goes home (its thread's slow paths, trim, and its end
+    /// before its state is parked: a parked state's outbox is empty).
+    static void send_outbox(span_state& st) noexcept {
+        if (st.outbox.held == 0) [[likely]]
+            return;
+        for (remote_outbox::way& w : st.outbox.w)
+            send_way(st.outbox, w);
+    }
+    static void send_way(remote_outbox& out, remote_outbox::way& w) noexcept {
+        if (w.count == 0)
+            return;
+        out.held -= w.count;
+        void* const first = w.head;
+        void* const last = w.tail;
+        w.head = w.tail = nullptr;
+        w.count = 0;
+        push_home(static_cast<span_state&>(*w.owner), first, last);
+    }
+    /// The blocks first .. last go to their owner's inbox; an owner whose thread ended
+    /// has the sender take them back at once (home/per_thread.hpp).
+    static void push_home(span_state& owner, void* first, void* last) noexcept {
+        owner.inbox.push(first, last);
         Engine::home::sent_home(owner);
     }
 

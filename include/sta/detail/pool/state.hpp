@@ -44,20 +44,61 @@ struct free_block {
 struct remote_inbox {
     std::atomic<void*> head{nullptr};
 
-    /// Any thread. The block is the sender's no more: its first word becomes the link.
-    void push(void* block) noexcept {
+    /// Any thread. The blocks `first` .. `last`, linked through their first words, are
+    /// the sender's no more: `last`'s first word becomes the link to what was there.
+    void push(void* first, void* last) noexcept {
         void* old = head.load(std::memory_order_relaxed);
         do
-            hooks::store_link(block, old);
-        while (!head.compare_exchange_weak(old, block, std::memory_order_seq_cst,
+            hooks::store_link(last, old);
+        while (!head.compare_exchange_weak(old, first, std::memory_order_seq_cst,
                                            std::memory_order_relaxed));
     }
+    void push(void* block) noexcept { push(block, block); }
     /// The owner only: every block sent so far (nullptr when none), linked.
     void* take_all() noexcept {
         if (head.load(std::memory_order_seq_cst) == nullptr)
             return nullptr;
         return head.exchange(nullptr, std::memory_order_seq_cst);
     }
+};
+
+struct pool_state;
+
+/// Blocks a per-thread pool's thread freed for other threads' pools, held to go home a
+/// batch at a time: one compare-and-swap on the owner's inbox a batch, where a push a
+/// block had the freeing threads of a producer/consumer program contend for the inbox's
+/// line on every free. A few ways, each chosen by the owner's address, hold a chain of one
+/// owner's blocks (LIFO, linked through their first words like the inbox's):
+///
+///   ways[0] owner A: head -> b7 -> b3 -> b1 = tail    count 3
+///   ways[1] (empty)
+///   ways[2] owner C: head -> c2 = tail                count 1
+///   ways[3] (empty)
+///
+/// Only the state's thread touches it (a parked state's is empty: its thread sent every
+/// way before parking it). A way goes home when it holds batch_blocks, when a block of
+/// another owner needs it, and every way at the thread's slow paths (refill, the caches'
+/// flush), trim and end (layout/spans.hpp, send_outbox): a thread that stops freeing holds
+/// at most ways * (batch_blocks - 1) blocks of others until then.
+struct remote_outbox {
+    static constexpr std::uint32_t ways = 4;
+    static constexpr std::uint32_t batch_blocks = 32;
+    struct way {
+        pool_state* owner = nullptr; // whose blocks the chain holds (kept when sent)
+        void* head = nullptr;        // the block freed last
+        void* tail = nullptr;        // the block freed first: its link is set when sent
+        std::uint32_t count = 0;     // blocks on the chain
+    };
+    way w[ways] = {};
+    std::uint32_t held = 0; // blocks on all the chains
+
+    /// The way of `owner`'s blocks: a multiplicative hash of its address, whose low
+    /// bits are a page's (states are mapped a few pages each).
+    way& way_of(const pool_state* owner) noexcept {
+        const auto a = reinterpret_cast<std::uintptr_t>(owner) >> 12;
+        return w[static_cast<std::uint64_t>(a) * 0x9E3779B97F4A7C15ull >> 62];
+    }
+    static_assert(ways == 4, "way_of takes the hash's top two bits");
 };
 
 /// A lock held for a few instructions off every fast path: a per-thread family's lists
@@ -106,6 +147,7 @@ struct pool_state {
     std::uint32_t purge_delay_ms = default_purge_delay_ms;
     // ---- per-thread pools only (home/per_thread.hpp) ----
     remote_inbox inbox;                // blocks freed by other threads
+    remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
     std::atomic<bool> parked{false};   // PH4: its thread ended, no thread adopted it since
     spin_lock parked_lock;             // PH4: held to change or drain a parked state
