@@ -1,8 +1,9 @@
 // sta-pool: build configuration. Every switch the library reads lives here.
 //
 //   STA_POOL_CHECKS  1: every call verifies the owner thread (and, with the safety
-//                    work, misuse); 0: the checks compile away. Default: on unless
-//                    NDEBUG is defined.
+//                    work, misuse), and an invariant the fast path assumes
+//                    (STA_ASSUME) traps when broken; 0: the checks compile away.
+//                    Default: on unless NDEBUG is defined.
 //   STA_POOL_STATS   1: per-class counters (allocations, frees, live blocks, bytes in
 //                    use and its high-water mark) are kept on the fast path.
 //                    0 (default): only what can be derived without counters is
@@ -122,16 +123,25 @@
 #define STA_TLS_MODEL
 #endif
 
-// STA_ASSUME(c): c holds (an invariant the compiler cannot see); no code is emitted.
+// STA_ASSUME(c): c holds (an invariant the compiler cannot see); no code is emitted,
+// except in checked builds (STA_POOL_CHECKS), where a broken invariant traps at once.
 #if defined(__GNUC__) || defined(__clang__)
 #define STA_NOINLINE __attribute__((noinline))
 #define STA_FORCE_INLINE inline __attribute__((always_inline))
 #define STA_COLD __attribute__((cold, noinline))
+#if STA_POOL_CHECKS
+#define STA_ASSUME(c)                                                                              \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            __builtin_trap();                                                                      \
+    } while (false)
+#else
 #define STA_ASSUME(c)                                                                              \
     do {                                                                                           \
         if (!(c))                                                                                  \
             __builtin_unreachable();                                                               \
     } while (false)
+#endif
 #elif defined(_MSC_VER)
 #define STA_NOINLINE __declspec(noinline)
 #define STA_FORCE_INLINE __forceinline
