@@ -130,18 +130,15 @@
 #define STA_FORCE_INLINE inline __attribute__((always_inline))
 #define STA_COLD __attribute__((cold, noinline))
 #if STA_POOL_CHECKS
-#define STA_ASSUME(c)                                                                              \
-    do {                                                                                           \
-        if (!(c))                                                                                  \
-            __builtin_trap();                                                                      \
-    } while (false)
+#define STA_ASSUME_BROKEN() __builtin_trap()
 #else
+#define STA_ASSUME_BROKEN() __builtin_unreachable()
+#endif
 #define STA_ASSUME(c)                                                                              \
     do {                                                                                           \
         if (!(c))                                                                                  \
-            __builtin_unreachable();                                                               \
+            STA_ASSUME_BROKEN();                                                                   \
     } while (false)
-#endif
 #elif defined(_MSC_VER)
 #define STA_NOINLINE __declspec(noinline)
 #define STA_FORCE_INLINE __forceinline
