@@ -305,6 +305,98 @@ TYPED_TEST(SpanLayout, ShrinkToASmallerClassMovesWithTheContent) {
     EXPECT_EQ(check_accounting<pool>(std::vector<held_block>{{q, 100}}), "");
 }
 
+/// Allocates `bytes` until a block lands in a span 0 (S2: served last of its segment),
+/// then until its class leaves that span: the blocks of span 0, in the order handed out.
+/// Every block allocated goes to `held`.
+template <class Pool>
+std::vector<void*> fill_span_zero(std::size_t bytes, std::vector<held_block>& held) {
+    using namespace sta::detail;
+    std::vector<void*> zero;
+    const std::size_t most = 2 * spans_per_segment * (span_bytes / bytes);
+    for (std::size_t n = 0; n < most; ++n) {
+        void* const p = Pool::alloc(bytes);
+        if (p == nullptr)
+            break;
+        held.push_back({p, bytes});
+        const bool in_zero = span_index(span_of(p)) == 0;
+        if (!zero.empty() && (!in_zero || span_of(p) != span_of(zero.front())))
+            break; // the class left span 0: it is spent
+        if (in_zero)
+            zero.push_back(p);
+    }
+    return zero;
+}
+
+// Guards span 0's blocks (S2): the span that holds the segment's headers serves blocks
+// too, from the first place past the headers to its capacity, each once, in ascending
+// order; the places that overlap the headers are no blocks (the release checks refuse
+// them), and the segment stays sound while its headers' span serves a class.
+TYPED_TEST(SpanLayout, Span0ServesBlocksPastTheSegmentHeaders) {
+    FRESH_POOL;
+    using namespace sta::detail;
+    using core = typename pool::engine::core;
+    pool::set_prefault(false);
+    for (const std::size_t bytes : {std::size_t{8}, std::size_t{24}, std::size_t{112},
+                                    std::size_t{1280}, std::size_t{4096}, std::size_t{32768}}) {
+        std::vector<held_block> held;
+        const std::vector<void*> zero = fill_span_zero<pool>(bytes, held);
+        ASSERT_FALSE(zero.empty()) << bytes << " B: no block in a span 0";
+        const span* const sp = span_of(zero.front());
+        const std::size_t block = sp->block_bytes;
+        std::byte* const begin = span_begin(sp);
+        EXPECT_EQ(begin, reinterpret_cast<std::byte*>(segment_of(sp)));
+        EXPECT_EQ(sp->first, (segment_header_bytes + block - 1) / block) << block;
+        EXPECT_EQ(zero.size(), std::size_t{sp->capacity - sp->first}) << block;
+        for (std::size_t i = 0; i < zero.size(); ++i)
+            ASSERT_EQ(zero[i], begin + (sp->first + i) * block) << block << " B, block " << i;
+        EXPECT_GE(static_cast<std::byte*>(zero.front()), begin + segment_header_bytes) << block;
+        for (std::uint32_t i = 0; i < sp->first; ++i) { // the headers' places: no blocks
+            EXPECT_EQ(core::block_state(begin + i * block), free_verdict::not_a_block) << i;
+            EXPECT_EQ(core::release_checked(begin + i * block), free_verdict::not_a_block) << i;
+        }
+        EXPECT_EQ(check_accounting<pool>(held), "") << block;
+        for (const held_block& h : held)
+            pool::free(const_cast<void*>(h.p), h.bytes);
+        flush_caches<pool>(); // every span of the class clean again
+        EXPECT_EQ(check_accounting<pool>({}), "") << block;
+    }
+}
+
+// Guards a purge of span 0 (S11, S1): its blocks' pages go back, its headers stay, and
+// the segment keeps serving: span 0 purged, then taken again.
+TYPED_TEST(SpanLayout, Span0PurgedKeepsTheSegmentHeaders) {
+    FRESH_POOL;
+    using namespace sta::detail;
+    pool::set_prefault(false);
+    std::vector<held_block> held;
+    const std::vector<void*> zero = fill_span_zero<pool>(4096, held);
+    ASSERT_FALSE(zero.empty());
+    span* const sp = span_of(zero.front());
+    segment* const seg = segment_of(sp);
+    std::vector<held_block> kept; // a block of span 1 keeps the segment mapped
+    for (const held_block& h : held)
+        if (span_index(span_of(h.p)) == 1 && kept.empty())
+            kept.push_back(h);
+        else
+            pool::free(const_cast<void*>(h.p), h.bytes);
+    ASSERT_EQ(kept.size(), 1u);
+    flush_caches<pool>();
+    pool::trim();
+    EXPECT_EQ(sp->role, span_role::purged);
+    EXPECT_EQ(seg->owner, &pool::detail_state()) << "the headers were given back";
+    EXPECT_EQ(check_accounting<pool>(kept), "");
+    held.clear();
+    const std::vector<void*> again = fill_span_zero<pool>(4096, held);
+    ASSERT_FALSE(again.empty());
+    const sta::detail::span* const taken = span_of(again.front());
+    EXPECT_EQ(again.size(), std::size_t{taken->capacity - taken->first});
+    held.push_back(kept.front());
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (const held_block& h : held)
+        pool::free(const_cast<void*>(h.p), h.bytes);
+    EXPECT_EQ(check_accounting<pool>({}), "");
+}
+
 // Guards "a shrink never fails": with no memory left for the move, the block stays
 // where it is, in its class, and frees with its new size.
 TYPED_TEST(SpanLayout, ShrinkWithNoMemoryLeftKeepsTheBlock) {
@@ -368,7 +460,7 @@ TYPED_TEST(SpanLayout, StatsCountSpansAndBytes) {
     EXPECT_EQ(s.mappings, 1u);
     EXPECT_EQ(s.mapping_bytes, sta::detail::segment_bytes);
     EXPECT_EQ(s.spans_in_use, 2u);
-    EXPECT_EQ(s.spans_clean + s.spans_purged, sta::detail::block_spans_per_segment - 2);
+    EXPECT_EQ(s.spans_clean + s.spans_purged, sta::detail::spans_per_segment - 2);
     EXPECT_EQ(s.bytes_in_use, class100 + 8u);
     EXPECT_EQ(s.bytes_in_use + s.bytes_free, s.bytes_reserved);
     ASSERT_EQ(s.class_count, classes::count);

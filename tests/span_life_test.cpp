@@ -73,7 +73,7 @@ struct filled_spans {
 };
 
 std::size_t resident(const sta::detail::span* sp) {
-    return os_resident_bytes(span_begin(sp), span_usable_bytes(sp));
+    return os_resident_bytes(sta::detail::span_usable_begin(sp), span_usable_bytes(sp));
 }
 
 /// A refill of a class this test has not used yet, `bytes`: a slow path, where what is
@@ -282,21 +282,21 @@ bool huge_pages_always() {
 }
 
 // Guards the short bitmap slots (S4): spans that serve classes of 32 B and more keep
-// their bits in the first pages of span 0, so the pages of the long slots, which only
-// classes below 32 B need, are never touched.
+// their bits in the first pages of the segment's bitmaps, so the pages of the long
+// slots, which only classes below 32 B need, are never touched.
 TYPED_TEST(SpanLife, SpansOfClassesFrom32BytesLeaveTheLongBitmapsUntouched) {
     FRESH_POOL;
 #if defined(_WIN32)
     GTEST_SKIP() << "Windows: os_resident_bytes reports committed pages (VirtualQuery), and a "
-                    "segment's head is committed whole; only touched pages tell the slots apart";
+                    "segment's bitmaps are committed whole; only touched pages tell the slots "
+                    "apart";
 #endif
     if (huge_pages_always())
         GTEST_SKIP() << "transparent huge pages are 'always': a segment is resident whole";
     filled_spans<pool> f(8);
-    const auto* const base =
-        reinterpret_cast<const std::byte*>(sta::detail::segment_of(f.blocks[0]));
+    const std::byte* const base = sta::detail::segment_of(f.blocks[0])->bitmaps;
     using namespace sta::detail;
-    EXPECT_GT(os_resident_bytes(base + bitmap_offset, spans_per_segment * short_bitmap_bytes), 0u);
+    EXPECT_GT(os_resident_bytes(base, spans_per_segment * short_bitmap_bytes), 0u);
     EXPECT_EQ(os_resident_bytes(base + long_bitmaps_offset, spans_per_segment * bitmap_bytes), 0u);
     void* small = pool::alloc(16); // a span of a class below 32 B takes its long slot
     EXPECT_GT(os_resident_bytes(base + long_bitmaps_offset, spans_per_segment * bitmap_bytes), 0u);

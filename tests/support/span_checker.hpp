@@ -65,8 +65,9 @@ std::string check_spans(std::span<const held_block> held) {
         if (seg->owner != &s)
             fail("S9: segment " + hex(seg) + " is not owned by the state that mapped it");
         std::uint32_t idle = 0, purged = 0;
-        for (std::uint32_t k = first_block_span; k < spans_per_segment; ++k) {
-            const span& sp = seg->spans[k];
+        if (seg->bitmaps == nullptr)
+            fail("S1: segment " + hex(seg) + " has no bitmaps");
+        for (const span& sp : seg->spans) {
             idle += sp.role == span_role::clean || sp.role == span_role::purged;
             purged += sp.role == span_role::purged;
             spans.push_back(&sp);
@@ -74,7 +75,7 @@ std::string check_spans(std::span<const held_block> held) {
         if (idle != seg->idle_spans)
             fail("S11: segment " + hex(seg) + " has " + num(idle) + " clean or purged spans, " +
                  "idle_spans says " + num(seg->idle_spans));
-        if (purged == block_spans_per_segment)
+        if (purged == spans_per_segment)
             fail("S12: every span of segment " + hex(seg) + " is purged, yet it is mapped");
     }
     // S10: blocks sent home count as used until the owner drains them; the checker
@@ -136,7 +137,8 @@ std::string check_spans(std::span<const held_block> held) {
         if (sp->role != span_role::purged)
             fail("S3: span " + hex(sp) + " is on the purged list but not purged");
         // S11: nothing of a purged span is resident (huge pages fault in whole segments).
-        if (!segment_of(sp)->huge && os_resident_bytes(span_begin(sp), span_usable_bytes(sp)) != 0)
+        if (!segment_of(sp)->huge &&
+            os_resident_bytes(span_usable_begin(sp), span_usable_bytes(sp)) != 0)
             fail("S11: purged span " + hex(sp) + " has pages resident");
         if (sp->prev != last_purged)
             fail("S3: the purged list has a broken prev link at " + hex(sp));
@@ -225,15 +227,21 @@ std::string check_spans(std::span<const held_block> held) {
         if (sp->block_bytes != bytes)
             fail("S2: span " + hex(sp) + " has block_bytes " + num(sp->block_bytes) +
                  ", its class " + num(bytes));
-        if (sp->capacity != span_usable_bytes(sp) / bytes)
+        if (sp->capacity != span_bytes / bytes)
             fail("S2: span " + hex(sp) + " has capacity " + num(sp->capacity) + ", expected " +
-                 num(span_usable_bytes(sp) / bytes));
+                 num(span_bytes / bytes));
         // S2: the tail past the last block holds no block: less than one, inside the span.
-        const auto tail =
-            static_cast<std::size_t>(span_begin(sp) + span_usable_bytes(sp) - span_limit(sp));
-        if (tail >= bytes || span_limit(sp) > span_begin(sp) + span_usable_bytes(sp))
+        const auto tail = static_cast<std::size_t>(span_begin(sp) + span_bytes - span_limit(sp));
+        if (tail >= bytes || span_limit(sp) > span_begin(sp) + span_bytes)
             fail("S2: span " + hex(sp) + " has a tail of " + num(tail) + " bytes for " +
                  num(bytes) + " B blocks");
+        // S2: the first block lies past span 0's headers, the one before it does not.
+        const std::size_t headers = span_usable_offset(sp);
+        if (sp->first != first_block_of(span_index(sp), bytes) ||
+            std::size_t{sp->first} * bytes < headers ||
+            (sp->first != 0 && std::size_t{sp->first - 1} * bytes >= headers))
+            fail("S2: span " + hex(sp) + " has its first block at " + num(sp->first) + " for " +
+                 num(headers) + " bytes of headers");
         if (sp->recip != reciprocal_of(bytes))
             fail("S2: span " + hex(sp) + " has a wrong reciprocal of its class");
         const auto begin = reinterpret_cast<std::uintptr_t>(span_begin(sp));
@@ -244,7 +252,7 @@ std::string check_spans(std::span<const held_block> held) {
         std::size_t in_bitmap = 0;
         if (bitmap != sta::detail::bitmap_of_span(segment_of(sp), span_index(sp), bytes))
             fail("S4: span " + hex(sp) + " does not point at its bitmap");
-        const bool has_tail = span_usable_bytes(sp) % bytes != 0;
+        const bool has_tail = span_bytes % bytes != 0;
         const bool tail_bit =
             has_tail && ((bitmap[sp->capacity / 64] >> (sp->capacity % 64)) & 1) != 0;
         if (has_tail && !tail_bit)
@@ -252,8 +260,8 @@ std::string check_spans(std::span<const held_block> held) {
         for (std::size_t w = 0; w < (sp->capacity + 63) / 64; ++w)
             for (std::uint64_t m = bitmap[w]; m != 0; m &= m - 1) {
                 const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
-                if (i == sp->capacity && has_tail)
-                    continue; // the tail's bit (S2)
+                if ((i == sp->capacity && has_tail) || i < sp->first)
+                    continue; // the tail's bit, or a place below the first block (S2)
                 if (i >= sp->capacity) {
                     fail("S2: span " + hex(sp) + " has a bit set past its capacity");
                     break;
@@ -299,9 +307,16 @@ std::string check_spans(std::span<const held_block> held) {
                 fail("S7: sleeping span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
                      " >= used " + num(sp->used));
         }
-        if (sp->used + in_bitmap != sp->capacity)
+        // S2: the places below the first block keep their bits set.
+        for (std::size_t i = 0; i < sp->first; ++i)
+            if (((bitmap[i / 64] >> (i % 64)) & 1) == 0) {
+                fail("S2: span " + hex(sp) + " has the bit of place " + num(i) +
+                     ", below its first block, clear");
+                break;
+            }
+        if (sp->used + in_bitmap != span_blocks(sp))
             fail("S4: span " + hex(sp) + ": used " + num(sp->used) + " + " + num(in_bitmap) +
-                 " in its bitmap != capacity " + num(sp->capacity));
+                 " in its bitmap != its blocks " + num(span_blocks(sp)));
         if (held_by_class > sp->used)
             fail("S4: span " + hex(sp) + " has more blocks held by its class than used");
     }
@@ -334,7 +349,8 @@ std::string check_spans(std::span<const held_block> held) {
     std::vector<checked_range> serving;
     for (const span* sp : spans)
         if (sp->role != span_role::clean && sp->role != span_role::purged)
-            serving.push_back({reinterpret_cast<std::uintptr_t>(span_begin(sp)),
+            serving.push_back({reinterpret_cast<std::uintptr_t>(span_begin(sp)) +
+                                   std::uintptr_t{sp->first} * sp->block_bytes,
                                reinterpret_cast<std::uintptr_t>(span_limit(sp)), "span"});
     check_tiling(report, "S6", std::move(serving), std::move(pieces));
     return report.finish();

@@ -48,7 +48,7 @@ template <class Pool>
 struct malloc_heap {
     using span_heap = c_span_heap<Pool, malloc_names>;
     static constexpr std::size_t max_request = span_heap::max_request;
-    /// The start of every span is aligned to this much (segment_meta_bytes, span 0).
+    /// Alignments up to this much come from a pooled class (the table above).
     static constexpr std::size_t pooled_align_max = 4096;
 
     /// 0 bytes take 1 (glibc's malloc(0) is a pointer to free) off the fast path.

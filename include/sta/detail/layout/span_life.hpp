@@ -88,10 +88,11 @@ struct span_life {
         if (sp != nullptr) {
             unlink_clean(st, sp);
         } else if ((sp = st.purged) != nullptr) {
-            if (!os_reuse_pages(span_begin(sp), span_usable_bytes(sp)))
+            const std::size_t bytes = span_usable_bytes(sp);
+            if (!os_reuse_pages(span_begin(sp) + (span_bytes - bytes), bytes))
                 return nullptr;
             unlink(st.purged, sp);
-            st.bytes_purged -= span_usable_bytes(sp);
+            st.bytes_purged -= bytes;
         } else {
             return nullptr;
         }
@@ -136,13 +137,13 @@ struct span_life {
     /// segment goes whole (S12).
     static std::size_t purge(span_state& st, span* sp) noexcept {
         segment* const seg = segment_of(sp);
-        if (seg->idle_spans == block_spans_per_segment)
+        if (seg->idle_spans == spans_per_segment)
             return unmap(st, seg);
         unlink_clean(st, sp);
         if (seg->huge)
             make_plain(seg);
         const std::size_t bytes = span_usable_bytes(sp);
-        os_purge_pages(span_begin(sp), bytes);
+        os_purge_pages(span_usable_begin(sp), bytes);
         sp->role = span_role::purged;
         push_front(st.purged, sp);
         st.bytes_purged += bytes;
@@ -156,12 +157,15 @@ struct span_life {
     static void make_plain(segment* seg) noexcept {
         seg->huge = false;
         advise_plain_pages(seg, segment_bytes);
-        for (std::uint32_t i = first_block_span; i < spans_per_segment;) {
+        for (std::uint32_t i = 0; i < spans_per_segment;) {
             std::uint32_t end = i;
             while (end < spans_per_segment && seg->spans[end].role == span_role::purged)
                 ++end;
-            if (end != i)
-                os_purge_pages(span_begin(&seg->spans[i]), std::size_t{end - i} * span_bytes);
+            if (end != i) {
+                const span* const from = &seg->spans[i];
+                os_purge_pages(span_usable_begin(from),
+                               std::size_t{end - i} * span_bytes - span_usable_offset(from));
+            }
             i = end + 1;
         }
     }
@@ -170,8 +174,7 @@ struct span_life {
     /// back to the OS.
     static std::size_t unmap(span_state& st, segment* seg) noexcept {
         std::size_t purged = 0;
-        for (std::uint32_t i = first_block_span; i < spans_per_segment; ++i) {
-            span& sp = seg->spans[i];
+        for (span& sp : seg->spans) {
             if (sp.role == span_role::purged) {
                 unlink(st.purged, &sp);
                 purged += span_usable_bytes(&sp);
@@ -191,6 +194,7 @@ struct span_life {
         const std::size_t given = segment_bytes - purged;
         st.bytes_given_back += given;
         unmark_pool_segment(seg);
+        os_unmap_pages(seg->bitmaps, bitmap_area_bytes);
         hooks::page_unmapped(seg, segment_bytes);
         os_unmap_pages(seg, segment_bytes);
         return given;

@@ -4,19 +4,29 @@
 // unmapped).
 //
 //   segment: segment_bytes (2 MiB) from the OS, aligned to segment_bytes
-//   +--------------------------------+----------------+----------------+-----+----------------+
-//   | span 0: the segment's headers  | span 1 blocks  | span 2 blocks  | ... | span 31 blocks |
-//   | (4 KiB), the bitmaps of spans  | 64 KiB         | 64 KiB         |     | 64 KiB         |
-//   | 1..31: 256 B each, 1 KiB each  |                |                |     |                |
-//   | for classes below 32 B         |                |                |     |                |
-//   +--------------------------------+----------------+----------------+-----+----------------+
+//   +---------------------------------+----------------+-----+----------------+
+//   | span 0: the segment's headers   | span 1 blocks  | ... | span 31 blocks |
+//   | (its first 4 KiB), then blocks  | 64 KiB         |     | 64 KiB         |
+//   +---------------------------------+----------------+-----+----------------+
 //   ^ base = p & ~(segment_bytes - 1)   span_of(p) = &base->spans[(p >> 16) & 31]
 //
+//   the segment's bitmaps: a mapping of their own (bitmap_area_bytes), base->bitmaps
+//   +----------------------------------------+----------------------------------------+
+//   | short slots: 256 B for each of the 32  | long slots: 1 KiB for each span, for   |
+//   | spans, for classes of 32 B and more    | the classes below 32 B                 |
+//   +----------------------------------------+----------------------------------------+
+//
+//   Every span of a segment serves blocks, span 0 too: the segment loses its headers'
+//   page, not a span. Under transparent huge pages a segment is resident whole, so a
+//   span 0 of headers and bitmaps alone would hold 52 KiB of nothing per 2 MiB.
+//
 //   a span of blocks serving a class (64 KiB; a class that does not divide it leaves
-//   a tail of fewer bytes than one block, never handed out):
+//   a tail of fewer bytes than one block, never handed out; span 0's first blocks
+//   overlap the headers, never handed out either):
 //
 //     | block 0 | block 1 | ... | block capacity - 1 | tail |
 //     ^ begin                                        ^ limit = begin + capacity * block_bytes
+//     span 0: | headers .. | block first | ... | block capacity - 1 | tail |
 //
 //   a span serving the 32 B class, while it is its class's current span:
 //
@@ -43,24 +53,28 @@
 // Invariants (check_spans in tests/support/span_checker.hpp enforces them in tests):
 //  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
 //      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
-//      its headers and bitmaps lie in span 0, and its bit is set in the segment map. A
-//      segment unmapped is on no list and its bit is clear.
-//  S2  A span serving a class holds capacity = span_bytes / block_bytes blocks of
-//      block_bytes = Classes::bytes_of_slot(slot) (its pool's class set) at [begin,
-//      limit), begin = base + index * span_bytes, index 1..31; `recip` is
+//      its headers lie in its first segment_header_bytes, its bitmaps in its own mapping of
+//      bitmap_area_bytes (`bitmaps`), and its bit is set in the segment map. A segment
+//      unmapped is on no list, its bitmaps are unmapped and its bit is clear.
+//  S2  A span serving a class has capacity = span_bytes / block_bytes places for blocks
+//      of block_bytes = Classes::bytes_of_slot(slot) (its pool's class set) at [begin,
+//      limit), begin = base + index * span_bytes, index 0..31; `recip` is
 //      ceil(2^32 / block_bytes), so that a block's index is (offset * recip) >> 32. Its
-//      bitmap (span 0's, at `bitmap`) has a bit per block in its first
-//      ceil(capacity / 64) words; past capacity, only the tail's bit: bit `capacity`,
-//      set while the span serves a class that does not divide span_bytes, so that a
-//      free of the tail's first address finds it set and is refused (release_checked,
-//      one bit test it makes anyway); it is never taken, counted or cleared. A clean or
-//      purged span has slot 0
-//      and capacity 0 (its recip and block_bytes are those of the class it served last,
-//      or 0).
+//      blocks are the places first .. capacity - 1: `first` is 0, but in span 0, whose
+//      first places overlap the segment's headers, ceil(segment_header_bytes / block_bytes)
+//      (first_block_of). Its bitmap (in the segment's bitmaps, at `bitmap`) has a bit
+//      per place in its first ceil(capacity / 64) words; past capacity, only the tail's
+//      bit: bit `capacity`, set while the span serves a class that does not divide
+//      span_bytes. The bits of the places below `first` and the tail's are set, so that
+//      a free of such an address finds its bit set and is refused (release_checked, one
+//      bit test it makes anyway); they are never taken, counted or cleared. A clean or
+//      purged span has slot 0 and capacity 0 (its recip, first and block_bytes are those
+//      of the class it served last, or 0).
 //  S3  Every span has one role. clean: on the clean list; purged: on the purged list
 //      (layout/span_life.hpp); current: `current[slot]` of its class, on no list.
 //      partial: on `partial[slot]`. sleeping: on no list.
-//  S4  used = capacity - (bits set in the span's bitmap). The blocks on a cache
+//  S4  used = span_blocks = capacity - first, less the bits of its blocks set in the
+//      span's bitmap (first .. capacity - 1). The blocks on a cache
 //      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
 //      its thread freed by the sized API, each once: of the class, or of a larger class for a block
@@ -75,7 +89,7 @@
 //      block before the window to the bitmap, and the class's next word taken is the lowest
 //      with free blocks.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
-//      bits[slot] are its `capacity` blocks, each once.
+//      bits[slot] are its span_blocks blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
 //      (becomes partial) when a free brings used to it. A current span has wake_at <=
 //      used, at most heartbeat_frees below it since its last event or word taken: the
@@ -93,8 +107,8 @@
 //      thread's outbox when it has a pool (S13), and counts as used (S4) until the
 //      owner drains it.
 //  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
-//      newest first: `since_ms` never increases along it. A purged span's pages were
-//      given back to the OS and nothing of them was touched since.
+//      newest first: `since_ms` never increases along it. A purged span's pages (but
+//      span 0's headers) were given back to the OS and nothing of them was touched since.
 //  S12 No segment has every span purged: such a segment is unmapped.
 //  S13 A state's outbox (pool/state.hpp) holds, in each way, a chain of `count` blocks
 //      of the way's owner, another state, fewer than batch_blocks, ending at its
@@ -116,24 +130,21 @@ inline constexpr std::size_t span_bytes = std::size_t{64} * 1024;
 inline constexpr std::size_t segment_bytes = std::size_t{1} << segment_shift; // 2 MiB
 inline constexpr std::uint32_t spans_per_segment =
     static_cast<std::uint32_t>(segment_bytes / span_bytes);
-/// Span 0 holds the headers and the bitmaps: the spans of blocks are 1..31.
-inline constexpr std::uint32_t first_block_span = 1;
-inline constexpr std::uint32_t block_spans_per_segment = spans_per_segment - first_block_span;
-/// Where the bitmaps start in a segment, and each span's two slots: a short one for the
-/// classes of 32 B and more (2048 blocks at most, the tail's bit included), all 31 of
-/// them in the first two pages, and a long one, a bit per block of the smallest class,
-/// for the classes below. A span uses the slot of its class (bitmap_of_span), so a
-/// segment whose spans serve classes of 32 B and more keeps two pages of bitmaps
-/// resident, not eight.
-inline constexpr std::size_t bitmap_offset = 4096;
+/// The segment's headers: the first page of span 0, whose blocks start after them (S2).
+inline constexpr std::size_t segment_header_bytes = 4096;
+/// Where the bitmaps lie in a segment's bitmap mapping, and each span's two slots: a
+/// short one for the classes of 32 B and more (2048 blocks at most, the tail's bit
+/// included), all 32 of them in the first two pages, and a long one, a bit per block of
+/// the smallest class, for the classes below. A span uses the slot of its class
+/// (bitmap_of_span), so a segment whose spans serve classes of 32 B and more keeps two
+/// pages of bitmaps resident, not ten.
 inline constexpr std::size_t short_bitmap_min_class = 32;
 inline constexpr std::size_t short_bitmap_bytes = span_bytes / short_bitmap_min_class / 8;
 inline constexpr std::size_t bitmap_words = span_bytes / min_class_bytes / 64;
 inline constexpr std::size_t bitmap_bytes = bitmap_words * 8;
-inline constexpr std::size_t long_bitmaps_offset =
-    bitmap_offset + spans_per_segment * short_bitmap_bytes;
-static_assert(long_bitmaps_offset + spans_per_segment * bitmap_bytes <= span_bytes,
-              "the headers and every bitmap fit in span 0");
+inline constexpr std::size_t long_bitmaps_offset = spans_per_segment * short_bitmap_bytes;
+inline constexpr std::size_t bitmap_area_bytes =
+    long_bitmaps_offset + spans_per_segment * bitmap_bytes;
 static_assert(span_bytes % short_bitmap_min_class == 0,
               "the short slot's smallest class has no tail: its bits fill the slot");
 
@@ -158,20 +169,22 @@ struct alignas(64) span {
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;
-    std::uint64_t* bitmap = nullptr; // S4: its slot in span 0 for its class (bitmap_of_span)
+    std::uint64_t* bitmap = nullptr; // S4: its slot in the segment's bitmaps (bitmap_of_span)
     std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
     std::uint32_t block_bytes = 0;   // S2: the bytes of a block of its class
+    std::uint32_t first = 0;         // S2: its first block (span 0: past the headers)
 };
 
 struct segment {
     segment* older = nullptr; // S1
     segment* newer = nullptr;
     span_state* owner = nullptr;  // S9: the state that mapped it, owner of its spans' blocks
-    std::uint32_t idle_spans = 0; // S11: spans clean or purged (of spans 1..31)
+    std::uint32_t idle_spans = 0; // S11: spans clean or purged
     bool huge = false;            // advised huge pages when mapped, until a span is purged
+    std::byte* bitmaps = nullptr; // S1: the spans' bitmaps, bitmap_area_bytes of their own
     alignas(64) span spans[spans_per_segment];
 };
-static_assert(sizeof(segment) <= bitmap_offset, "the headers fit before the bitmaps");
+static_assert(sizeof(segment) <= segment_header_bytes, "the headers fit in span 0's first page");
 static_assert(sizeof(span) == 64 && offsetof(segment, spans) == 64);
 
 STA_FORCE_INLINE segment* segment_of(const void* p) noexcept {
@@ -195,14 +208,38 @@ inline std::uint32_t span_index(const span* sp) noexcept {
 inline std::byte* span_begin(const span* sp) noexcept {
     return reinterpret_cast<std::byte*>(segment_of(sp)) + span_index(sp) * span_bytes;
 }
+/// The span's memory that may hold blocks: all of it, but span 0's headers (S1), which
+/// no purge gives back.
+inline std::size_t span_usable_offset(const span* sp) noexcept {
+    const bool first_span =
+        (reinterpret_cast<std::uintptr_t>(sp) & (segment_bytes - 1)) == offsetof(segment, spans);
+    return first_span ? segment_header_bytes : 0;
+}
+inline std::byte* span_usable_begin(const span* sp) noexcept {
+    return span_begin(sp) + span_usable_offset(sp);
+}
+inline std::size_t span_usable_bytes(const span* sp) noexcept {
+    return span_bytes - span_usable_offset(sp);
+}
+/// The first block of span `index` serving blocks of `block_bytes` (S2): past the
+/// headers in span 0.
+constexpr std::uint32_t first_block_of(std::uint32_t index, std::size_t block_bytes) noexcept {
+    return index == 0
+               ? static_cast<std::uint32_t>((segment_header_bytes + block_bytes - 1) / block_bytes)
+               : 0;
+}
+/// The blocks a span serving a class holds (S2, S4).
+inline std::uint32_t span_blocks(const span* sp) noexcept {
+    return sp->capacity - sp->first;
+}
 /// Where the bitmap of span `index` of a segment lies while it serves blocks of
 /// `block_bytes` (span::bitmap holds it): its short slot or its long one.
 inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index,
                                      std::size_t block_bytes) noexcept {
     const std::size_t offset = block_bytes >= short_bitmap_min_class
-                                   ? bitmap_offset + index * short_bitmap_bytes
+                                   ? index * short_bitmap_bytes
                                    : long_bitmaps_offset + index * bitmap_bytes;
-    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(seg) + offset);
+    return reinterpret_cast<std::uint64_t*>(seg->bitmaps + offset);
 }
 /// The state that owns p's block (S9): one mask, one load.
 STA_FORCE_INLINE span_state* owner_of(const void* p) noexcept {
@@ -305,9 +342,6 @@ STA_FORCE_INLINE std::size_t span_class_bytes(const span* sp) noexcept {
 /// Block bytes of a pooled block: its span's class, whatever size a caller names.
 STA_FORCE_INLINE std::size_t pooled_block_bytes(const void* p) noexcept {
     return span_class_bytes(span_of(p));
-}
-inline constexpr std::size_t span_usable_bytes(const span*) noexcept {
-    return span_bytes;
 }
 inline std::byte* span_limit(const span* sp) noexcept {
     return span_begin(sp) + std::size_t{sp->capacity} * span_class_bytes(sp);

@@ -151,10 +151,12 @@ struct span_core {
         return set_free_bit(st, sp, p, i);
     }
     /// What a set bit says of block boundary i of `sp`: a block freed twice, unless i is
-    /// the start of the span's tail (S2), which is no block.
+    /// the start of the span's tail or a place below its first block (S2), which are no
+    /// blocks.
     static free_verdict set_bit_verdict(const span* sp, std::uint32_t i) noexcept {
-        return i == sp->capacity && sp->capacity != 0 ? free_verdict::not_a_block
-                                                      : free_verdict::double_free;
+        return (i == sp->capacity && sp->capacity != 0) || i < sp->first
+                   ? free_verdict::not_a_block
+                   : free_verdict::double_free;
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
@@ -167,7 +169,8 @@ struct span_core {
             return free_verdict::not_a_block;
         if constexpr (threaded)
             if (owner_of(p) != &s())
-                return i < sp->capacity ? free_verdict::freed : free_verdict::not_a_block;
+                return i < sp->capacity && i >= sp->first ? free_verdict::freed
+                                                          : free_verdict::not_a_block;
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
@@ -280,14 +283,14 @@ struct span_core {
         if (span* const cur = st.current[slot]) {
             if (take_word(st, slot, cur))
                 return hand_out(st, slot);
-            const std::uint32_t freed = cur->capacity - cur->used;
-            if (freed >= reuse_threshold(cur->capacity)) { // start over at its first word
+            const std::uint32_t freed = span_blocks(cur) - cur->used;
+            if (freed >= reuse_threshold(span_blocks(cur))) { // start over at its first word
                 cur->scan = 0;
                 (void)take_word(st, slot, cur);
                 return hand_out(st, slot);
             }
             cur->role = span_role::sleeping;
-            cur->wake_at = cur->capacity - reuse_threshold(cur->capacity);
+            cur->wake_at = span_blocks(cur) - reuse_threshold(span_blocks(cur));
             set_current(st, slot, nullptr); // S7 holds: freed < threshold, so used > wake_at
         }
         span* sp = st.partial[slot];
@@ -334,16 +337,22 @@ struct span_core {
             sp->rescan = false;
             sp->scan = 0;
         }
-        if (sp->scan >= sp->frontier && sp->frontier < words) {
-            const std::uint32_t taken = std::uint32_t{sp->frontier} * 64; // < capacity
-            const std::uint32_t free_behind = sp->capacity - sp->used - (sp->capacity - taken);
-            if (taken != 0 && free_behind > taken / 16)
+        if (sp->scan >= sp->frontier && sp->frontier < words && sp->frontier != 0) {
+            // The blocks of the words taken (< capacity): the first word taken holds a
+            // block, so they start below it at `first` (S2).
+            const std::uint32_t taken = std::uint32_t{sp->frontier} * 64 - sp->first;
+            if (taken - sp->used > taken / 16) // free behind the frontier
                 sp->scan = 0;
         }
         for (std::uint32_t w = sp->scan; w < words; ++w) {
-            const std::uint64_t bits = bitmap[w] & blocks_of_word(sp, w);
+            std::uint64_t bits = bitmap[w] & blocks_of_word(sp, w);
             if (bits == 0)
                 continue;
+            if (w * 64 < sp->first) [[unlikely]] { // span 0: the headers' places stay (S2)
+                bits &= sp->first - w * 64 >= 64 ? 0 : ~std::uint64_t{0} << (sp->first - w * 64);
+                if (bits == 0)
+                    continue;
+            }
             bitmap[w] ^= bits; // the tail's bit stays (S2)
             sp->used += bits_set(bits);
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
@@ -504,11 +513,11 @@ struct span_core {
         set_current(st, slot, nullptr);
         if (sp->used == 0) {
             span_life::make_clean(st, sp, os_now_ms());
-        } else if (sp->capacity - sp->used >= reuse_threshold(sp->capacity)) {
+        } else if (span_blocks(sp) - sp->used >= reuse_threshold(span_blocks(sp))) {
             wake_partial(st, sp);
         } else {
             sp->role = span_role::sleeping;
-            sp->wake_at = sp->capacity - reuse_threshold(sp->capacity);
+            sp->wake_at = span_blocks(sp) - reuse_threshold(span_blocks(sp));
         }
     }
 
@@ -561,14 +570,17 @@ struct span_core {
         sp->next = sp->prev = nullptr;
     }
 
-    /// A clean span starts serving a class: every block free in its bitmap (S2, S4).
+    /// A clean span starts serving a class: every block free in its bitmap, and the bits
+    /// below its first block and its tail's set (S2, S4).
     static void start(span* sp, std::uint32_t slot) noexcept {
         const std::size_t bytes = classes::bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
         sp->block_bytes = static_cast<std::uint32_t>(bytes);
         sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes); // the rest: a tail (S2)
+        const std::uint32_t index = span_index(sp);
+        sp->first = first_block_of(index, bytes);
         sp->recip = reciprocal_of(bytes);
-        sp->bitmap = bitmap_of_span(segment_of(sp), span_index(sp), bytes);
+        sp->bitmap = bitmap_of_span(segment_of(sp), index, bytes);
         sp->used = 0;
         sp->wake_at = 0;
         sp->scan = 0;
@@ -586,7 +598,8 @@ struct span_core {
             bitmap[full] = (std::uint64_t{1} << rest) - 1;
     }
 
-    /// The bits of word w of `sp`'s bitmap that are blocks': all but the tail's (S2).
+    /// The bits of word w of `sp`'s bitmap below its capacity: all but the tail's (S2);
+    /// take_word leaves out those below its first block.
     static std::uint64_t blocks_of_word(const span* sp, std::uint32_t w) noexcept {
         const std::uint32_t first = w * 64;
         return sp->capacity - first >= 64 ? ~std::uint64_t{0}
@@ -601,15 +614,20 @@ struct span_core {
         return map_segment(st) ? span_life::take_idle(st) : nullptr;
     }
 
-    /// Map a segment; its spans of blocks join the purged list (their pages are not
+    /// Map a segment and its bitmaps; its spans join the purged list (their pages are not
     /// resident: S11), or with prefault the clean list, so that they come out in
-    /// address order. False, with nothing changed, when the OS refuses.
+    /// address order, span 0 (its blocks after the headers) last. False, with nothing
+    /// changed, when the OS refuses.
     STA_NOINLINE static bool map_segment(span_state& st) noexcept {
         st.retained.release_all(); // kept big pages go first (heaps/retained_mappings.hpp)
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
         if (memory == nullptr)
             return false;
-        if (!segment_map_covers(memory)) { // no bit for it: refused before any use
+        // Metadata from the OS itself: st.map_pages is the source of block memory.
+        auto* const bitmaps = static_cast<std::byte*>(os_map_pages(bitmap_area_bytes));
+        if (bitmaps == nullptr || !segment_map_covers(memory)) { // refused before any use
+            if (bitmaps != nullptr)
+                os_unmap_pages(bitmaps, bitmap_area_bytes);
             os_unmap_pages(memory, segment_bytes);
             return false;
         }
@@ -618,6 +636,7 @@ struct span_core {
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
         seg->huge = huge;
+        seg->bitmaps = bitmaps;
         seg->older = st.segments;
         if (st.segments != nullptr)
             st.segments->newer = seg;
@@ -625,20 +644,21 @@ struct span_core {
         ++st.mappings;
         mark_pool_segment(seg);
         Engine::home::segment_mapped();
-        std::byte* const blocks = static_cast<std::byte*>(memory) + first_block_span * span_bytes;
-        const std::size_t block_bytes = segment_bytes - first_block_span * span_bytes;
-        if (!st.prefault)
+        std::byte* const blocks = static_cast<std::byte*>(memory) + segment_header_bytes;
+        const std::size_t block_bytes = segment_bytes - segment_header_bytes;
+        if (!st.prefault) {
             os_leave_unused(blocks, block_bytes);
+            st.bytes_purged += block_bytes;
+            seg->idle_spans = spans_per_segment;
+        }
         const std::uint32_t now = os_now_ms();
-        for (std::uint32_t i = spans_per_segment; i-- != first_block_span;) {
-            span* const sp = &seg->spans[i];
+        for (std::uint32_t k = 0; k < spans_per_segment; ++k) { // pushed: 0, 31, 30, ..., 1
+            span* const sp = &seg->spans[k == 0 ? 0 : spans_per_segment - k];
             if (st.prefault) {
                 span_life::make_clean(st, sp, now);
             } else {
                 sp->role = span_role::purged;
                 span_life::push_front(st.purged, sp);
-                st.bytes_purged += span_usable_bytes(sp);
-                ++seg->idle_spans;
             }
         }
         hooks::page_mapped(blocks, block_bytes);
@@ -650,21 +670,22 @@ struct span_core {
     template <class Fn>
     static void for_each_span(Fn&& fn) noexcept {
         for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
-            for (std::uint32_t i = first_block_span; i < spans_per_segment; ++i)
-                fn(seg->spans[i]);
+            for (span& sp : seg->spans)
+                fn(sp);
     }
 
     static void add_stats(pool_stats& out) noexcept {
         const span_state& st = s();
         out.mapping_bytes = segment_bytes;
         out.mappings = st.mappings;
-        out.bytes_reserved = st.mappings * block_spans_per_segment * span_bytes;
-        out.bytes_mapped = st.mappings * segment_bytes;
+        out.bytes_reserved = st.mappings * (segment_bytes - segment_header_bytes);
+        out.bytes_mapped = st.mappings * (segment_bytes + bitmap_area_bytes);
         out.bytes_purged = st.bytes_purged;
         out.bytes_given_back = st.bytes_given_back;
         out.segments_unmapped = st.segments_unmapped;
         for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
-            out.bytes_resident += os_resident_bytes(seg, segment_bytes);
+            out.bytes_resident += os_resident_bytes(seg, segment_bytes) +
+                                  os_resident_bytes(seg->bitmaps, bitmap_area_bytes);
         for_each_span([&out](span& sp) {
             if (sp.role == span_role::clean || sp.role == span_role::purged) {
                 ++(sp.role == span_role::clean ? out.spans_clean : out.spans_purged);
@@ -674,9 +695,9 @@ struct span_core {
             ++out.spans_in_use;
             const std::size_t bytes = span_class_bytes(&sp);
             class_stats& c = out.classes[classes::ordinal_of_slot(sp.slot)];
-            const std::size_t blocks = sp.capacity - sp.used; // in the bitmap (S4)
+            const std::size_t blocks = span_blocks(&sp) - sp.used; // in the bitmap (S4)
             c.free_blocks += blocks;
-            out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - sp.capacity * bytes;
+            out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - span_blocks(&sp) * bytes;
         });
         for (std::uint32_t n = 0; n < classes::count; ++n) {
             const std::uint32_t slot = classes::slot_of_ordinal(n);
@@ -714,7 +735,7 @@ struct span_core {
         const std::size_t bytes = span_class_bytes(sp);
         const auto offset =
             static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
-        if (offset % bytes != 0 || offset / bytes >= sp->capacity)
+        if (offset % bytes != 0 || offset / bytes >= sp->capacity || offset / bytes < sp->first)
             return 0;
         const std::size_t i = offset / bytes;
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;

@@ -46,7 +46,8 @@ struct pool_stats {
     std::size_t spans_in_use = 0;
     std::size_t spans_clean = 0;
     std::size_t spans_purged = 0;
-    /// Memory from the OS: what the mappings span, what of it is resident now (Linux:
+    /// Memory from the OS: what the mappings span (spans: the segments and their
+    /// bitmaps), what of it is resident now (Linux:
     /// mincore; Windows: committed), the pages of purged spans, and everything given back
     /// so far (purged spans, unmapped segments; cumulative). Spans only but bytes_mapped
     /// and bytes_resident, which the shared cursor reports too.
