@@ -89,7 +89,7 @@ struct span_life {
             unlink_clean(st, sp);
         } else if ((sp = st.purged) != nullptr) {
             const std::size_t bytes = span_usable_bytes(sp);
-            if (!os_reuse_pages(span_begin(sp) + (span_bytes - bytes), bytes))
+            if (!os_reuse_pages(span_usable_begin(sp), bytes))
                 return nullptr;
             unlink(st.purged, sp);
             st.bytes_purged -= bytes;

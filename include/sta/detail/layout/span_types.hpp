@@ -232,6 +232,10 @@ constexpr std::uint32_t first_block_of(std::uint32_t index, std::size_t block_by
 inline std::uint32_t span_blocks(const span* sp) noexcept {
     return sp->capacity - sp->first;
 }
+/// Is place i of the span one of its blocks: first .. capacity - 1 (S2)?
+inline bool is_block_place(const span* sp, std::size_t i) noexcept {
+    return i >= sp->first && i < sp->capacity;
+}
 /// Where the bitmap of span `index` of a segment lies while it serves blocks of
 /// `block_bytes` (span::bitmap holds it): its short slot or its long one.
 inline std::uint64_t* bitmap_of_span(segment* seg, std::uint32_t index,

@@ -154,9 +154,8 @@ struct span_core {
     /// the start of the span's tail or a place below its first block (S2), which are no
     /// blocks.
     static free_verdict set_bit_verdict(const span* sp, std::uint32_t i) noexcept {
-        return (i == sp->capacity && sp->capacity != 0) || i < sp->first
-                   ? free_verdict::not_a_block
-                   : free_verdict::double_free;
+        return sp->capacity != 0 && !is_block_place(sp, i) ? free_verdict::not_a_block
+                                                           : free_verdict::double_free;
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
@@ -169,8 +168,7 @@ struct span_core {
             return free_verdict::not_a_block;
         if constexpr (threaded)
             if (owner_of(p) != &s())
-                return i < sp->capacity && i >= sp->first ? free_verdict::freed
-                                                          : free_verdict::not_a_block;
+                return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
@@ -735,7 +733,7 @@ struct span_core {
         const std::size_t bytes = span_class_bytes(sp);
         const auto offset =
             static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
-        if (offset % bytes != 0 || offset / bytes >= sp->capacity || offset / bytes < sp->first)
+        if (offset % bytes != 0 || !is_block_place(sp, offset / bytes))
             return 0;
         const std::size_t i = offset / bytes;
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;
