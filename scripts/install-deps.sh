@@ -14,7 +14,8 @@ if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine
                time      # GNU time: the peak RSS of bench/programs/run_programs.sh (issue 16)
-               linux-perf) # perf record: its share of samples in the allocator
+               linux-perf  # perf record: its share of samples in the allocator
+               qt6-base-dev) # Qt 6 Widgets: a real toolkit's scene (bench/programs/qt_scene.cpp)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -9,19 +9,19 @@
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
-# programs and the memory given back after a big free on libsta_malloc.so (LD_PRELOAD)
-# and, cross-built with mingw-w64 g++ and with clang, the Windows benchmarks under wine —
-# then prints the main Markdown table and writes docs/benchmarks.md and
-# docs/benchmarks.svg. About 35-40 minutes on 2 cores with Debian's peers; each extra peer
-# adds 3-12 (rpmalloc's get paths take about 9 minutes here, snmalloc's runs of
-# big_buffers about 12).
+# programs, a real toolkit's scene (Qt 6 Widgets) and the memory given back after a big
+# free on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64 g++ and with clang,
+# the Windows benchmarks under wine — then prints the main Markdown table and writes
+# docs/benchmarks.md and docs/benchmarks.svg. About 40-45 minutes on 2 cores with Debian's
+# peers; each extra peer adds 4-13 (rpmalloc's get paths take about 9 minutes here,
+# snmalloc's runs of big_buffers about 12, the toolkit's scene about 1 a peer).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
 #   --quick          fewer repetitions (a smoke run; the figures are noisier)
 #   --allow-missing  a section whose tools are not installed (a peer library, valgrind,
-#                    wine, mingw-w64, the unchanged programs) is reported as skipped, with
-#                    the reason, under its heading, instead of failing the report.
+#                    wine, mingw-w64, the unchanged programs, Qt 6) is reported as skipped,
+#                    with the reason, under its heading, instead of failing the report.
 #                    Without it, a missing tool fails the report: scripts/install-deps.sh
 #                    --bench installs them all.
 #   --extra-peers=DIR  the folder of the extra LD_PRELOAD peers, the newest releases of
@@ -45,7 +45,7 @@ for arg in "$@"; do
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
         --extra-peers=*) export STA_EXTRA_PEERS_DIR="${arg#--extra-peers=}" ;;
-        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -380,6 +380,47 @@ else
         "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then
         tail -n 10 "$log" >&2
         die "the unchanged programs failed (see $log)"
+    fi
+fi
+
+# A real toolkit (issue 38): bench/programs/qt_scene.cpp, a Qt 6 Widgets scene of about
+# 19,000 widgets built, updated and deleted 5 times a process, as whole processes on glibc,
+# the peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
+# 2 + allocators x (reps + 2 sampled) runs of about 5 s: about 4 minutes with glibc,
+# Debian's 3 peers and libsta_malloc, 1 more a peer.
+toolkit_reps=5
+if ((quick)); then toolkit_reps=3; fi
+if [[ "$(dpkg-query -W -f='${Status}' qt6-base-dev 2>/dev/null)" != "install ok installed" ]]
+then
+    missing toolkit "qt6-base-dev is not installed (Qt 6 Widgets: bench/programs/qt_scene.cpp)"
+elif [[ ! -x /usr/bin/time ]]; then
+    missing toolkit "GNU time is not installed (Debian package time)"
+else
+    [[ -x build/bench/bench/qt_scene ]] ||
+        die "qt6-base-dev is installed but build/bench/bench/qt_scene was not built" \
+            "(bench/CMakeLists.txt found no Qt 6 Widgets: see cmake --preset bench)"
+    # The shares of perf samples inside the allocator and the kernel: 2 sampled rounds,
+    # when perf may record here (the report's toolkit section says "not measured" otherwise).
+    toolkit_perf_runs=2
+    if ! command -v perf >/dev/null; then
+        toolkit_perf_runs=0
+        echo "report.sh: perf is not installed (Debian package linux-perf): the toolkit's" \
+            "shares of samples are not measured" >&2
+    elif ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
+        toolkit_perf_runs=0
+        echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid):" \
+            "the toolkit's shares of samples are not measured" >&2
+    fi
+    say "a real toolkit on libsta_malloc.so: a Qt 6 Widgets scene ($toolkit_reps rounds," \
+        "$toolkit_perf_runs sampled with perf)"
+    log="$out/toolkit.log"
+    cmake --build build/bench --target sta_malloc qt_scene >"$log" 2>&1 ||
+        die "building libsta_malloc.so and qt_scene failed (see $log)"
+    if ! REPS="$toolkit_reps" PERF_RUNS="$toolkit_perf_runs" JSONL="$out/toolkit.jsonl" \
+        SCENE_ARGS='' bench/programs/run_toolkit.sh \
+        "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/toolkit.md" 2>>"$log"; then
+        tail -n 10 "$log" >&2
+        die "the toolkit's scene failed (see $log)"
     fi
 fi
 
