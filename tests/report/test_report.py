@@ -63,6 +63,11 @@ program's baseline: the lowest of the allocators' RSS before the first block.
 fixture_memory_back/memory_back.jsonl is that whole run, every peer with the extra ones:
 there rpmalloc and mimalloc 3.4.3 are the best peers of most modes.
 
+The real toolkit's scene (issue 38, toolkit.jsonl, judged on the span layout only) is a real
+run of bench/programs/run_toolkit.sh (REPS=2 PERF_RUNS=1, on a machine busy with another
+benchmark) with the rows of glibc, mimalloc, jemalloc and libsta_malloc kept: jemalloc is
+the best peer (5.5372 CPU s against libsta_malloc's 6.6822: 0.83x, missed).
+
 The extra LD_PRELOAD peers (mimalloc3, snmalloc, rpmalloc) have no rows in the fixture:
 they are skipped as not present, as report.sh skips them when their folder lacks them.
 
@@ -88,7 +93,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import report  # noqa: E402
 from report import core  # noqa: E402
-from report.sections import memory_back, traversal, waves  # noqa: E402
+from report.sections import memory_back, toolkit, traversal, waves  # noqa: E402
 from report.sections import programs as program_section  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixture")
@@ -199,6 +204,8 @@ class Judging(unittest.TestCase):
             "program_pigz_p_2_10_7_lines_of_seq_2_threads": False,
             # issue 27: the release checks against the checks off, the span layout only
             "release_checks": True,
+            # issue 38: the real toolkit's scene, the span layout only
+            "toolkit_scene": False,
             # issue 24: memory given back, judged on the span layout only
             "memory_back_light": False, "memory_back_busy": True,
             # issue 28: under wine, each compiler, the span layout only
@@ -471,6 +478,55 @@ class Judging(unittest.TestCase):
         self.assertIn("| **missed** | 2.78× vs std::allocator (glibc), 1.22× vs mimalloc (dlopen)",
                       gui_target)
         self.assertTrue(gui_target.endswith("| met |"))
+
+
+class Toolkit(unittest.TestCase):
+    """The real toolkit's scene (issue 38): the section alone on the fixture's rows."""
+
+    def load(self, results=FIXTURE, skips=SKIPS):
+        data = core.Results(skips)
+        toolkit.load(data, results)
+        return data
+
+    def verdict(self, data):
+        measures = {m.id: m for m in toolkit.measures(data, "spans")}
+        (target,) = toolkit.targets(data)
+        return core.Verdict(target, "spans", "sta-spans-branch",
+                            [core.check(measures, c) for c in target.conds])
+
+    def test_loading_and_verdict(self):
+        d = self.load()
+        self.assertEqual(set(d.toolkit), {"malloc", "mimalloc", "jemalloc", "sta-malloc"})
+        self.assertEqual(toolkit.complete(d), [])
+        self.assertEqual(d.toolkit_setup["widgets"], 93635)
+        self.assertAlmostEqual(d.toolkit["sta-malloc"]["phases"]["build"], 4.0073)
+        (c,) = self.verdict(d).checks
+        self.assertFalse(c.ok)
+        self.assertEqual(c.figure.variant, "jemalloc")
+        self.assertAlmostEqual(c.value, 5.5372 / 6.6822)
+        rounds = toolkit.per_round(d, "jemalloc")
+        self.assertAlmostEqual(rounds[1], 4.7658 / 7.241)
+        why = toolkit.why_toolkit(d, self.verdict(d))
+        self.assertIn("the two ranges overlap", why)
+        self.assertIn("in the kernel: 13.1 % and 11.4 %", why)
+        md = "\n".join(toolkit.render(d))
+        self.assertIn("| libsta_malloc.so (LD_PRELOAD) | 6.682 | 6.123–7.241 | 2 | 0.85× | "
+                      "0.83× |", md)
+
+    def test_missing_rows_and_malformed_lines(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with open(os.path.join(FIXTURE, "toolkit.jsonl")) as f:
+            lines = [json.loads(line) for line in f]
+        with open(os.path.join(tmp, "toolkit.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in lines if r["allocator"] != "mimalloc")
+        self.assertEqual(toolkit.complete(self.load(tmp)),
+                         ["toolkit scene (toolkit.jsonl): no rows of mimalloc"])
+        lines[0]["cpu_min"] = lines[0]["cpu_max"] + 1
+        with open(os.path.join(tmp, "toolkit.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in lines)
+        with self.assertRaises(core.ReportError):
+            self.load(tmp)
 
 
 class MemoryBack(unittest.TestCase):
@@ -761,6 +817,18 @@ class Report(unittest.TestCase):
         self.assertIn("## Unchanged programs on libsta_malloc.so (LD_PRELOAD)\n\n"
                       "Skipped: pigz is not installed.", md)
         self.assertNotIn("| program ", md)  # no program targets
+
+    def test_missing_toolkit_is_an_error_unless_skipped(self):
+        os.remove(os.path.join(self.results, "toolkit.jsonl"))
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("toolkit.jsonl", err)
+        status, _, err = self.run_report("--skip", "toolkit=qt6-base-dev is not installed")
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("## A real toolkit: a Qt 6 Widgets scene on libsta_malloc.so (LD_PRELOAD)"
+                      "\n\nSkipped: qt6-base-dev is not installed.", md)
+        self.assertNotIn("the real toolkit's scene (Qt 6 Widgets", md)  # no target
 
     def test_allocator_shares_are_tabled_with_the_lowest_peer(self):
         status, _, err = self.run_report()
