@@ -269,6 +269,107 @@ TYPED_TEST(SpanLife, SegmentsGetHugePagesOnceThePoolHoldsTheCountSet) {
     pool::set_huge_pages(false);
 }
 
+/// The segments of `blocks`, in the order they were first met.
+std::vector<const sta::detail::segment*> segments_of(const std::vector<void*>& blocks) {
+    std::vector<const sta::detail::segment*> out;
+    for (void* p : blocks)
+        if (out.empty() || out.back() != sta::detail::segment_of(p))
+            out.push_back(sta::detail::segment_of(p));
+    return out;
+}
+
+// Guards the density rule (set_huge_pages_where_dense, the default): a heap whose blocks
+// fill its first segment gets huge pages from its second, while the first, mapped before
+// anything could be known, keeps plain pages.
+TYPED_TEST(SpanLife, ADenseHeapGetsHugePagesFromItsSecondSegment) {
+    FRESH_POOL;
+    pool::set_huge_pages_where_dense();
+    constexpr std::size_t big = 32768; // two to a span: the first segment holds 62
+    std::vector<void*> blocks;
+    while (segments_of(blocks).size() < 2) {
+        void* p = pool::alloc(big);
+        ASSERT_NE(p, nullptr);
+        blocks.push_back(p);
+    }
+    const auto segments = segments_of(blocks);
+    EXPECT_FALSE(segments[0]->huge);
+    EXPECT_TRUE(segments[1]->huge);
+#if defined(__linux__)
+    EXPECT_FALSE(advised_huge(segments[0]));
+    EXPECT_TRUE(advised_huge(segments[1]));
+#endif
+    std::vector<held_block> held;
+    for (void* p : blocks)
+        held.push_back({p, big});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (void* p : blocks)
+        pool::free(p, big);
+    pool::set_huge_pages(false);
+}
+
+// Guards the other side of the rule: a heap that spreads few blocks over many spans (a
+// block of each class) maps its second segment on plain pages.
+TYPED_TEST(SpanLife, ASparseHeapKeepsPlainPages) {
+    FRESH_POOL;
+    using classes = typename pool::engine::classes;
+    if constexpr (classes::count < sta::detail::spans_per_segment + 1) {
+        GTEST_SKIP() << "fewer classes (" << classes::count << ") than spans in a segment";
+    } else {
+        pool::set_huge_pages_where_dense();
+        std::vector<held_block> held;
+        std::vector<void*> blocks;
+        for (std::uint32_t n = 0; n < classes::count && segments_of(blocks).size() < 2; ++n) {
+            const std::size_t bytes = classes::bytes_of_slot(classes::slot_of_ordinal(n));
+            void* p = pool::alloc(bytes);
+            ASSERT_NE(p, nullptr);
+            blocks.push_back(p);
+            held.push_back({p, bytes});
+        }
+        const auto segments = segments_of(blocks);
+        ASSERT_GE(segments.size(), 2u) << "a block of each class fits one segment";
+        EXPECT_FALSE(segments[1]->huge);
+        EXPECT_EQ(check_accounting<pool>(held), "");
+        for (std::size_t i = 0; i < blocks.size(); ++i)
+            pool::free(blocks[i], held[i].bytes);
+        pool::set_huge_pages(false);
+    }
+}
+
+// Guards the stretched delay (pool/purge_delay.hpp): spans given back and taken again
+// within the cap are refaults; after three batches the wait is the cap, so spans that come
+// clean again keep their pages well past the base delay.
+TYPED_TEST(SpanLife, SpansGivenBackAndTakenAgainStretchTheDelay) {
+    FRESH_POOL;
+    constexpr std::uint32_t base_ms = 40;
+    pool::set_purge_delay(base_ms);
+    constexpr std::size_t spans = 3 * sta::detail::purge_delay::refaults_to_stretch + 2;
+    filled_spans<pool> f(spans);
+    const std::size_t count = f.blocks.size();
+    for (std::size_t i = 0; i < spans; ++i)
+        f.free_span(i);
+    sleep_ms(2 * base_ms);
+    sta::detail::flush_caches<pool>(); // the slow-path checks, no span taken
+    for (std::size_t i = 0; i < spans; ++i)
+        ASSERT_EQ(resident(f.spans[i]), 0u) << "span " << i << " not given back";
+    EXPECT_EQ(pool::engine::state().purge.wait_ms, base_ms);
+    while (f.blocks.size() < count) { // the class takes the purged spans again
+        void* p = pool::alloc(block_bytes);
+        ASSERT_NE(p, nullptr);
+        std::memset(p, 0x5a, block_bytes);
+        f.blocks.push_back(p);
+    }
+    EXPECT_EQ(pool::engine::state().purge.wait_ms, base_ms * sta::detail::purge_delay::max_stretch);
+    f.free_all();          // the spans taken again (purged spans are taken first) come clean
+    sleep_ms(3 * base_ms); // past the base, well before the cap
+    sta::detail::flush_caches<pool>(); // the slow-path checks, no span taken
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < spans; ++i)
+        kept += resident(f.spans[i]) != 0;
+    EXPECT_EQ(kept, spans) << "spans purged at the base delay";
+    EXPECT_EQ(check_accounting<pool>({}), "");
+    pool::trim();
+}
+
 /// Is every anonymous mapping backed by huge pages (THP "always")? Then a segment's first
 /// touch makes all of it resident, and its pages cannot tell what was touched.
 bool huge_pages_always() {

@@ -306,14 +306,20 @@ class basic_memory_pool {
     /// Span layout: the same, for the segments a pool maps once it holds
     /// `segments` of them (2 MiB each): a small heap keeps plain pages, whose residency
     /// follows what it touches, and a big one gets the fewer faults and TLB misses of huge
-    /// pages. 0: every segment, as set_huge_pages(true).
+    /// pages. 0: every segment, as set_huge_pages(true). The count alone decides: the
+    /// density rule (set_huge_pages_where_dense) is off.
     static void set_huge_pages_from(
         std::uint32_t segments) noexcept requires std::is_same_v<Layout, layout::spans> {
-        engine::home::check_thread();
-        if constexpr (per_thread)
-            engine::home::set_huge_pages_for_new(segments);
-        if (auto* const st = engine::home::own())
-            st->huge_pages_from = segments;
+        set_huge_pages_rule(segments, false);
+    }
+    /// Span layout: the default (STA_POOL_HUGE_PAGES 2, docs/design.md "Decisions"): huge
+    /// pages from a pool's ninth segment, and for every segment a pool maps while its
+    /// blocks in use fill half of the segments it holds — a heap that grows dense (a
+    /// start-up, a document loaded) gets them from its second segment, a small or sparse
+    /// one keeps plain pages.
+    static void
+    set_huge_pages_where_dense() noexcept requires std::is_same_v<Layout, layout::spans> {
+        set_huge_pages_rule(detail::huge_pages_auto_from, true);
     }
     /// Span layout: fill in a new segment's pages when it is mapped, so that first use
     /// takes no page faults (Linux MADV_POPULATE_WRITE, or touching each page).
@@ -324,6 +330,20 @@ class basic_memory_pool {
             engine::home::set_prefault_for_new(on);
         if (auto* const st = engine::home::own())
             st->prefault = on;
+    }
+
+    /// The huge-page settings of the calling thread's pool and (per-thread pools) of
+    /// every pool made from now on.
+    static void
+    set_huge_pages_rule(std::uint32_t from_segments,
+                        bool dense) noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        if constexpr (per_thread)
+            engine::home::set_huge_pages_for_new(from_segments, dense);
+        if (auto* const st = engine::home::own()) {
+            st->huge_pages_from = from_segments;
+            st->huge_pages_dense = dense;
+        }
     }
 
     /// A purge delay that never passes (set_purge_delay): the seed's trade.
@@ -339,7 +359,7 @@ class basic_memory_pool {
         if constexpr (per_thread)
             engine::home::set_purge_delay_for_new(milliseconds);
         if (auto* const st = engine::home::own())
-            st->purge_delay_ms = milliseconds;
+            st->purge.set_base(milliseconds);
     }
 
     /// Span layout: give back to the OS now whatever the pool holds free — every span

@@ -57,14 +57,6 @@ using home = pool::engine::home;
 
 static_assert(STA_POOL_BIG_FROM_OS, "libsta_malloc must not call the C library's malloc");
 
-/// STA_MALLOC_HUGE_PAGES unset: a thread's pool backs its segments with transparent huge
-/// pages from its ninth on (16 MiB held). A small heap stays on plain pages (pigz, Lua's
-/// string_building: peak RSS 1.2-2.6x Debian's mimalloc with every segment huge; xmllint
-/// and sqlite3, 18-24 MiB, within 6 %), a big one takes a fifth of the page faults
-/// (python3 dicts.py, PYTHONMALLOC=malloc: 22000 faults, 0.79-0.92 s on plain pages,
-/// 0.70-0.72 s; mimalloc 3.4.3, which advises huge pages for all its memory, 0.62-0.75 s).
-constexpr std::uint32_t huge_pages_from_segments = 8;
-
 // fork() in a threaded program: no other thread holds the family's lock in the child.
 void before_fork() noexcept {
     home::before_fork();
@@ -96,10 +88,10 @@ __attribute__((constructor)) void at_load() {
     if (const char* const checks = std::getenv("STA_MALLOC_CHECKS");
         checks != nullptr && std::strcmp(checks, "0") == 0)
         sta::detail::c_release_checks = false;
+    // STA_MALLOC_HUGE_PAGES unset: the pools' default, huge pages where they pay
+    // (set_huge_pages_where_dense, docs/malloc.md "Huge pages").
     if (const char* const huge = std::getenv("STA_MALLOC_HUGE_PAGES");
-        huge == nullptr || *huge == '\0')
-        pool::set_huge_pages_from(huge_pages_from_segments);
-    else
+        huge != nullptr && *huge != '\0')
         pool::set_huge_pages(option_on("STA_MALLOC_HUGE_PAGES"));
     if (option_on("STA_MALLOC_PREFAULT"))
         pool::set_prefault(true);

@@ -27,10 +27,13 @@
 //                    seed's powers of two there too. The seed's shared cursor and its
 //                    self-rewriting tables always use powers of two. Default: 1 (chosen by
 //                    measurement: docs/size_classes.md).
-//   STA_POOL_HUGE_PAGES 1: the span layout asks the OS to back its 2 MiB segments with
-//                    transparent huge pages (Linux MADV_HUGEPAGE). Default 0; a pool
-//                    can also choose at run time (set_huge_pages, set_huge_pages_from;
-//                    the drop-in malloc's default: from a pool's ninth segment).
+//   STA_POOL_HUGE_PAGES which 2 MiB segments of the span layout the OS is asked to back
+//                    with transparent huge pages (Linux MADV_HUGEPAGE): 1 every one, 0
+//                    none, 2 (the default) where they pay — from a pool's ninth
+//                    segment, and earlier once its blocks in use fill half of the
+//                    segments it holds (huge_pages_dense, docs/design.md "Decisions").
+//                    A pool can also choose at run time (set_huge_pages,
+//                    set_huge_pages_from, set_huge_pages_where_dense).
 //   STA_POOL_PREFAULT 1: the span layout has the OS fill in a segment's pages when it
 //                    maps it (Linux MADV_POPULATE_WRITE, else MAP_POPULATE-like
 //                    touching), so first use takes no page faults. Default 0;
@@ -84,7 +87,7 @@
 #define STA_POOL_QUARTER_CLASSES 1
 #endif
 #ifndef STA_POOL_HUGE_PAGES
-#define STA_POOL_HUGE_PAGES 0
+#define STA_POOL_HUGE_PAGES 2
 #endif
 #ifndef STA_POOL_PREFAULT
 #define STA_POOL_PREFAULT 0

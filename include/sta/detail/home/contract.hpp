@@ -56,7 +56,7 @@ concept pool_home = requires(std::size_t bytes) {
 template <class Home, class State>
 concept per_thread_pool_home = pool_home<Home, State> && Home::threaded &&
     requires(bool on, std::uint32_t from_segments) {
-    { Home::set_huge_pages_for_new(from_segments) }
+    { Home::set_huge_pages_for_new(from_segments, on) }
     noexcept;
     { Home::set_prefault_for_new(on) }
     noexcept;

@@ -103,8 +103,9 @@ struct per_thread_home {
 
     /// The span layout's options for segments, for every state made from now on (a
     /// state already made keeps its own: memory_pool::set_huge_pages sets both).
-    static void set_huge_pages_for_new(std::uint32_t from_segments) noexcept {
+    static void set_huge_pages_for_new(std::uint32_t from_segments, bool dense) noexcept {
         huge_pages_for_new_.store(from_segments, std::memory_order_relaxed);
+        huge_pages_dense_for_new_.store(dense, std::memory_order_relaxed);
     }
     static void set_prefault_for_new(bool on) noexcept {
         prefault_for_new_.store(on, std::memory_order_relaxed);
@@ -214,8 +215,9 @@ struct per_thread_home {
         State* const s = new (memory) State{};
         s->page_bytes = page_bytes();
         s->huge_pages_from = huge_pages_for_new_.load(std::memory_order_relaxed);
+        s->huge_pages_dense = huge_pages_dense_for_new_.load(std::memory_order_relaxed);
         s->prefault = prefault_for_new_.load(std::memory_order_relaxed);
-        s->purge_delay_ms = purge_delay_for_new_.load(std::memory_order_relaxed);
+        s->purge.set_base(purge_delay_for_new_.load(std::memory_order_relaxed));
         const spin_guard lock(lock_);
         ++made_;
         return s;
@@ -265,8 +267,8 @@ struct per_thread_home {
     static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
     static constinit inline std::atomic<std::size_t> segments_{0};
     static constinit inline std::atomic<bool> heap_used_{false};
-    static constinit inline std::atomic<std::uint32_t> huge_pages_for_new_{
-        STA_POOL_HUGE_PAGES != 0 ? 0 : huge_pages_never};
+    static constinit inline std::atomic<std::uint32_t> huge_pages_for_new_{default_huge_pages_from};
+    static constinit inline std::atomic<bool> huge_pages_dense_for_new_{default_huge_pages_dense};
     static constinit inline std::atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
     static constinit inline std::atomic<std::uint32_t> purge_delay_for_new_{default_purge_delay_ms};
     /// Parked states that keep memory for its delay (give_back_parked): notes made, the

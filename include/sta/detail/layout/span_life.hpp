@@ -7,7 +7,7 @@
 //   clean    resident; on the state's clean list, newest first; since_ms = now
 //      |  \___ taken first when a class needs a span (take_idle: the newest, warmest)
 //      |
-//      |  purge_delay_ms passes (purge_due, on the slow paths: a span made clean, a
+//      |  the wait passes (purge_due, on the slow paths: a span made clean, a
 //      |  refill, a new segment, the heap tiers; a parked state's at once)
 //      v
 //   purged   its pages given back (os_purge_pages); on the purged list
@@ -93,6 +93,11 @@ struct span_life {
                 return nullptr;
             unlink(st.purged, sp);
             st.bytes_purged -= bytes;
+            if (sp->given_back) { // its pages come back: a refault (pool/purge_delay.hpp)
+                sp->given_back = false;
+                const std::uint32_t now = os_now_ms();
+                st.purge.note_refault(now, now - sp->since_ms, 1);
+            }
         } else {
             return nullptr;
         }
@@ -102,20 +107,22 @@ struct span_life {
 
     /// Clean spans wait for their delay to be purged (and for `never`, for ever).
     static bool purges_wait(const span_state& st) noexcept {
-        return st.clean_oldest != nullptr && st.purge_delay_ms != purge_never;
+        return st.clean_oldest != nullptr && !st.purge.never();
     }
 
     /// Purge every clean span that has kept its pages for the delay, oldest first.
     /// The bytes given back.
     static std::size_t purge_due(span_state& st, std::uint32_t now) noexcept {
         std::size_t given = 0;
-        if (st.purge_delay_ms == purge_never)
+        if (st.purge.never())
             return 0;
         while (span* const sp = st.clean_oldest) {
-            if (now - sp->since_ms < st.purge_delay_ms)
+            if (now - sp->since_ms < st.purge.wait_ms)
                 break;
             given += purge(st, sp);
         }
+        if (given != 0)
+            st.purge.note_purge(now);
         return given;
     }
     /// purge_due when clean spans wait, reading the clock only then.
@@ -145,6 +152,7 @@ struct span_life {
         const std::size_t bytes = span_usable_bytes(sp);
         os_purge_pages(span_usable_begin(sp), bytes);
         sp->role = span_role::purged;
+        sp->given_back = true;
         push_front(st.purged, sp);
         st.bytes_purged += bytes;
         st.bytes_given_back += bytes;
@@ -191,6 +199,7 @@ struct span_life {
             seg->older->newer = seg->newer;
         --st.mappings;
         ++st.segments_unmapped;
+        st.purge.note_unmapped(os_now_ms());
         const std::size_t given = segment_bytes - purged;
         st.bytes_given_back += given;
         unmark_pool_segment(seg);

@@ -166,6 +166,9 @@ struct alignas(64) span {
     /// S5: a flush sent a cached block before the window back to the bitmap: the next
     /// word the class takes is the lowest with free blocks, not the next after scan.
     bool rescan = false;
+    /// S11: purged after it served a class (not a fresh segment's): taking it again is a
+    /// refault (pool/purge_delay.hpp); since_ms still says when it became clean.
+    bool given_back = false;
     /// S3: the clean, purged or partial list the span is on; all three doubly linked
     span* next = nullptr;
     span* prev = nullptr;
@@ -385,7 +388,11 @@ struct span_state : pool_state {
     std::size_t segments_unmapped = 0; // ever
     /// Segments mapped while the state holds at least this many get the advice of
     /// transparent huge pages (0: every one; huge_pages_never: none).
-    std::uint32_t huge_pages_from = STA_POOL_HUGE_PAGES != 0 ? 0 : huge_pages_never;
+    std::uint32_t huge_pages_from = default_huge_pages_from;
+    /// Also a segment mapped while the state holds one or more and the blocks its classes
+    /// hold fill at least half of them (a heap that grows dense: a start-up, a document
+    /// loaded; layout/spans.hpp, dense_enough_for_huge_pages).
+    bool huge_pages_dense = default_huge_pages_dense;
     bool prefault = STA_POOL_PREFAULT != 0;
 };
 

@@ -385,13 +385,12 @@ struct span_core {
     /// The same for `st` alone, at `now`.
     static void give_back_due(span_state& st, std::uint32_t now) noexcept {
         (void)span_life::purge_due(st, now);
-        if (st.purge_delay_ms != purge_never)
-            (void)st.retained.release_due(now, st.purge_delay_ms);
+        if (!st.purge.never())
+            (void)st.retained.release_due(now, st.purge.wait_ms);
     }
     /// Does `st` keep something free that its delay will give back?
     static bool waits(const span_state& st) noexcept {
-        return st.purge_delay_ms != purge_never &&
-               (st.clean_oldest != nullptr || st.retained.count != 0);
+        return !st.purge.never() && (st.clean_oldest != nullptr || st.retained.count != 0);
     }
 
     /// Give back at once everything `st` holds free (trim, malloc_trim): every clean
@@ -629,7 +628,10 @@ struct span_core {
             os_unmap_pages(memory, segment_bytes);
             return false;
         }
-        const bool huge = st.mappings - st.segments_unmapped >= st.huge_pages_from;
+        const std::size_t held = st.mappings - st.segments_unmapped;
+        const bool huge =
+            held >= st.huge_pages_from || (st.huge_pages_dense && held >= huge_pages_dense_from &&
+                                           dense_enough_for_huge_pages(st, held));
         advise_pages(memory, segment_bytes, huge, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
@@ -650,6 +652,7 @@ struct span_core {
             seg->idle_spans = spans_per_segment;
         }
         const std::uint32_t now = os_now_ms();
+        st.purge.note_mapped(now); // after an unmap, a refault (pool/purge_delay.hpp)
         for (std::uint32_t k = 0; k < spans_per_segment; ++k) { // pushed: 0, 31, 30, ..., 1
             span* const sp = &seg->spans[k == 0 ? 0 : spans_per_segment - k];
             if (st.prefault) {
@@ -661,6 +664,22 @@ struct span_core {
         }
         hooks::page_mapped(blocks, block_bytes);
         return true;
+    }
+
+    /// The density rule of huge pages (huge_pages_dense): the blocks the state's classes
+    /// hold (S4: handed out, in windows or on caches) fill at least half of the `held`
+    /// segments. Measured on the drop-in (docs/design.md, "Decisions"): a program that
+    /// builds its heap (lua binary_trees, sqlite3, xmllint, python3) holds 1.1-1.4 MiB
+    /// when it maps its second segment, a small one (python3 -c pass, lua -e '', one
+    /// sqlite3 query, Lua's string_building) never maps one. A walk of the spans of at
+    /// most huge_pages_auto_from segments, once per segment mapped.
+    static bool dense_enough_for_huge_pages(const span_state& st, std::size_t held) noexcept {
+        std::size_t in_use = 0;
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
+            for (const span& sp : seg->spans)
+                if (sp.role != span_role::clean && sp.role != span_role::purged)
+                    in_use += std::size_t{sp.used} * sp.block_bytes;
+        return in_use >= held * (segment_bytes / 2);
     }
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------

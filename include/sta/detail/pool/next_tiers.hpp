@@ -155,7 +155,7 @@ struct next_tiers {
                 if (auto* const st = home::own())
                     if (const std::uint32_t now = os_now_ms();
                         st->retained.keep(p, os_round_up(bytes), now)) {
-                        (void)st->retained.release_due(now, st->purge_delay_ms);
+                        (void)st->retained.release_due(now, st->purge.wait_ms);
                         return;
                     }
             os_unmap_pages(p, os_round_up(bytes));
