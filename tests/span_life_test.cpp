@@ -279,24 +279,26 @@ std::vector<const sta::detail::segment*> segments_of(const std::vector<void*>& b
 }
 
 // Guards the density rule (set_huge_pages_where_dense, the default): a heap whose blocks
-// fill its first segment gets huge pages from its second, while the first, mapped before
-// anything could be known, keeps plain pages.
-TYPED_TEST(SpanLife, ADenseHeapGetsHugePagesFromItsSecondSegment) {
+// fill the segments it holds gets huge pages from its third segment, while the first two,
+// mapped before the rule judges (huge_pages_dense_from), keep plain pages.
+TYPED_TEST(SpanLife, ADenseHeapGetsHugePagesFromItsThirdSegment) {
     FRESH_POOL;
     pool::set_huge_pages_where_dense();
-    constexpr std::size_t big = 32768; // two to a span: the first segment holds 62
+    static_assert(sta::detail::huge_pages_dense_from == 2);
+    constexpr std::size_t big = 32768; // two to a span: a segment holds 62 or 63
     std::vector<void*> blocks;
-    while (segments_of(blocks).size() < 2) {
+    while (segments_of(blocks).size() < 3) {
         void* p = pool::alloc(big);
         ASSERT_NE(p, nullptr);
         blocks.push_back(p);
     }
     const auto segments = segments_of(blocks);
     EXPECT_FALSE(segments[0]->huge);
-    EXPECT_TRUE(segments[1]->huge);
+    EXPECT_FALSE(segments[1]->huge);
+    EXPECT_TRUE(segments[2]->huge);
 #if defined(__linux__)
-    EXPECT_FALSE(advised_huge(segments[0]));
-    EXPECT_TRUE(advised_huge(segments[1]));
+    EXPECT_FALSE(advised_huge(segments[1]));
+    EXPECT_TRUE(advised_huge(segments[2]));
 #endif
     std::vector<held_block> held;
     for (void* p : blocks)
@@ -307,32 +309,31 @@ TYPED_TEST(SpanLife, ADenseHeapGetsHugePagesFromItsSecondSegment) {
     pool::set_huge_pages(false);
 }
 
-// Guards the other side of the rule: a heap that spreads few blocks over many spans (a
-// block of each class) maps its second segment on plain pages.
-TYPED_TEST(SpanLife, ASparseHeapKeepsPlainPages) {
+// Guards the other side of the rule (dense_enough_for_huge_pages, which map_segment asks
+// once a pool holds huge_pages_dense_from segments): a heap that spreads a block of each
+// class over its spans is not dense, even against one segment, so its next segment would
+// stay plain (the dense side: ADenseHeapGetsHugePagesFromItsThirdSegment).
+TYPED_TEST(SpanLife, ASparseHeapIsNotDenseEnoughForHugePages) {
     FRESH_POOL;
     using classes = typename pool::engine::classes;
-    if constexpr (classes::count < sta::detail::spans_per_segment + 1) {
-        GTEST_SKIP() << "fewer classes (" << classes::count << ") than spans in a segment";
-    } else {
-        pool::set_huge_pages_where_dense();
-        std::vector<held_block> held;
-        std::vector<void*> blocks;
-        for (std::uint32_t n = 0; n < classes::count && segments_of(blocks).size() < 2; ++n) {
-            const std::size_t bytes = classes::bytes_of_slot(classes::slot_of_ordinal(n));
-            void* p = pool::alloc(bytes);
-            ASSERT_NE(p, nullptr);
-            blocks.push_back(p);
-            held.push_back({p, bytes});
-        }
-        const auto segments = segments_of(blocks);
-        ASSERT_GE(segments.size(), 2u) << "a block of each class fits one segment";
-        EXPECT_FALSE(segments[1]->huge);
-        EXPECT_EQ(check_accounting<pool>(held), "");
-        for (std::size_t i = 0; i < blocks.size(); ++i)
-            pool::free(blocks[i], held[i].bytes);
-        pool::set_huge_pages(false);
+    using core = typename pool::engine::core;
+    std::vector<held_block> held;
+    std::vector<void*> blocks;
+    for (std::uint32_t n = 0; n < classes::count; ++n) {
+        const std::size_t bytes = classes::bytes_of_slot(classes::slot_of_ordinal(n));
+        void* p = pool::alloc(bytes);
+        ASSERT_NE(p, nullptr);
+        blocks.push_back(p);
+        held.push_back({p, bytes});
     }
+    const std::size_t held_segments = segments_of(blocks).size();
+    ASSERT_GE(held_segments, 1u);
+    EXPECT_FALSE(core::dense_enough_for_huge_pages(pool::detail_state(), held_segments));
+    EXPECT_FALSE(core::dense_enough_for_huge_pages(pool::detail_state(), 1));
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+        pool::free(blocks[i], held[i].bytes);
+    pool::set_huge_pages(false);
 }
 
 // Guards the stretched delay (pool/purge_delay.hpp): spans given back and taken again

@@ -667,18 +667,22 @@ struct span_core {
     }
 
     /// The density rule of huge pages (huge_pages_dense): the blocks the state's classes
-    /// hold (S4: handed out, in windows or on caches) fill at least half of the `held`
-    /// segments. Measured on the drop-in (docs/design.md, "Decisions"): a program that
-    /// builds its heap (lua binary_trees, sqlite3, xmllint, python3) holds 1.1-1.4 MiB
-    /// when it maps its second segment, a small one (python3 -c pass, lua -e '', one
-    /// sqlite3 query, Lua's string_building) never maps one. A walk of the spans of at
-    /// most huge_pages_auto_from segments, once per segment mapped.
+    /// hold (S4: handed out or on caches; a window's blocks not handed out are free) fill
+    /// at least half of the `held` segments. Measured on the drop-in (docs/design.md, "Decisions"):
+    /// a program that builds its heap (lua binary_trees, sqlite3, xmllint, python3) holds 1.1-1.4
+    /// MiB when it maps its second segment, a small one (python3 -c pass, lua -e '', one sqlite3
+    /// query, Lua's string_building) never maps one. A walk of the spans of at most
+    /// huge_pages_auto_from segments, once per segment mapped.
     static bool dense_enough_for_huge_pages(const span_state& st, std::size_t held) noexcept {
         std::size_t in_use = 0;
         for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
             for (const span& sp : seg->spans)
                 if (sp.role != span_role::clean && sp.role != span_role::purged)
                     in_use += std::size_t{sp.used} * sp.block_bytes;
+        for (std::uint32_t n = 0; n < classes::count; ++n) { // a window's blocks are free
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            in_use -= std::size_t{bits_set(st.bits[slot])} * steps[slot];
+        }
         return in_use >= held * (segment_bytes / 2);
     }
 
