@@ -46,7 +46,7 @@
 # kernel): a run's allocator share is its samples inside the allocator over all its
 # samples — every function of the peer's library (libmimalloc*, libjemalloc, libtcmalloc,
 # libsnmallocshim, librpmalloc) or of libsta_malloc, or glibc's malloc functions in
-# libc.so (GLIBC_MALLOC below). memcpy, memset and the
+# libc.so (GLIBC_MALLOC in process_runs.py). memcpy, memset and the
 # kernel's page faults count for none of them. One run's share is far steadier than its
 # time (a slow spell of the machine slows the allocator and the program alike).
 #
@@ -145,11 +145,16 @@ printf '%s\n' "${programs[@]}" >"$work/programs"
 printf '%s\n' "${allocators[@]}" >"$work/allocators"
 # (the status is taken here, not by the ERR trap, which would print this whole script)
 status=0
-"$python" - "$work" "$reps" "$only" "$jsonl" "$perf_runs" <<'EOF' || status=$?
-import hashlib, json, os, re, statistics, subprocess, sys, time
+"$python" - "$work" "$reps" "$only" "$jsonl" "$perf_runs" \
+    "$root/bench/programs" <<'EOF' || status=$?
+import hashlib, os, statistics, sys
 
 work, reps, only, jsonl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 perf_runs = int(sys.argv[5])
+sys.dont_write_bytecode = True  # (no __pycache__ in the source tree)
+sys.path.insert(0, sys.argv[6])
+import process_runs as pr  # what run_toolkit.sh shares: bench/programs/process_runs.py
+
 programs = []
 for line in open(os.path.join(work, "programs")).read().splitlines():
     name, threads, env, stdin, command = line.split("|")
@@ -157,73 +162,22 @@ for line in open(os.path.join(work, "programs")).read().splitlines():
                      "stdin": stdin or "/dev/null", "argv": command.split(),
                      "command": " ".join(env.split() + [command] +
                                          (["<", stdin] if stdin else []))})
-allocators = []  # (name, path to preload or "", [K=V words for the program])
-for line in open(os.path.join(work, "allocators")).read().splitlines():
-    alloc, rest = line.split("=", 1)
-    preload, _, env = rest.partition("|")
-    allocators.append((alloc, preload, env.split()))
-base_env = {k: v for k, v in os.environ.items()
-            if k not in ("LD_PRELOAD", "PYTHONMALLOC", "STA_MALLOC_STATS", "STA_MALLOC_CHECKS")}
+# (name, path to preload or "", [K=V words for the program])
+allocators = pr.read_allocators(os.path.join(work, "allocators"))
+base_env = pr.inherited_env(also=["PYTHONMALLOC"])
 
 
 def run(program, preload, extra_env=(), sampled=None):
     """One process: (wall s, CPU s, peak RSS KiB, sha256 of stdout, exit status, stderr).
     sampled: a perf.data path to record the program's samples in (perf runs under time)."""
-    out, err, rss = (os.path.join(work, f) for f in ["out", "err", "rss"])
-    # time -> env -> the program: env sets the variables for the program alone (time
-    # itself runs on glibc), and the program's peak RSS is time's report of it.
-    argv = ["/usr/bin/time", "-f", "%M", "-o", rss]
-    if sampled:
-        argv += ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-o", sampled, "--"]
-    argv += ["/usr/bin/env"]
-    argv += ([f"LD_PRELOAD={preload}"] if preload else []) + program["env"] + list(extra_env)
-    argv += program["argv"]
-    actions = [(os.POSIX_SPAWN_OPEN, 0, program["stdin"], os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-               (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
-    start = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, base_env, file_actions=actions)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - start
-    with open(rss) as f:  # the last line; a failed program's status line comes before it
-        maxrss = int(f.read().split()[-1])
+    wall, cpu, maxrss, out, status, stderr = pr.spawn(
+        work, base_env, preload, program["env"] + list(extra_env), program["argv"],
+        stdin=program["stdin"], sampled=sampled)
     digest = hashlib.sha256()
     with open(out, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    with open(err, errors="replace") as f:
-        stderr = f.read()
-    return (wall, usage.ru_utime + usage.ru_stime, maxrss, digest.hexdigest(),
-            os.waitstatus_to_exitcode(status), stderr)
-
-
-# glibc's allocator in libc.so.6: the entry points and what they call.
-GLIBC_MALLOC = re.compile(r"^(malloc|free|cfree|calloc|realloc|reallocarray|memalign|valloc|"
-                          r"pvalloc|aligned_alloc|posix_memalign|malloc_usable_size|"
-                          r"__libc_|__malloc|_int_|_mid_memalign|malloc_consolidate|"
-                          r"unlink_chunk|sysmalloc|systrim|tcache|alloc_perturb|arena_|"
-                          r"munmap_chunk|mremap_chunk|__posix_memalign)")
-PEER_LIBRARIES = ("libmimalloc", "libjemalloc", "libtcmalloc", "libsnmallocshim", "librpmalloc",
-                  "libsta_malloc")
-SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.*?)\s*$")
-
-
-def allocator_share(data):
-    """(samples inside the allocator, all samples) of one perf.data."""
-    report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym",
-                             "-F", "sample,dso,sym"], capture_output=True, text=True,
-                            check=True).stdout
-    inside = total = 0
-    for line in report.splitlines():
-        m = SAMPLE_LINE.match(line)
-        if not m or line.startswith("#"):
-            continue
-        count, dso, symbol = int(m.group(1)), m.group(2), m.group(4).split("@")[0]
-        total += count
-        if dso.startswith(PEER_LIBRARIES) or (
-                dso.startswith("libc.so") and m.group(3) == "." and GLIBC_MALLOC.match(symbol)):
-            inside += count
-    return inside, total
+    return wall, cpu, maxrss, digest.hexdigest(), status, stderr
 
 
 failed = []
@@ -240,15 +194,13 @@ for p in programs:
         failed.append(f"{name} (glibc): exit status {oracle[4]}: {oracle[5][-300:]}")
         continue
     check = run(p, lib, ["STA_MALLOC_STATS=1"])
-    if check[4] != 0 or not any(line.startswith("sta_malloc: ") and " pools made" in line
-                                for line in check[5].splitlines()):
+    if not pr.sta_loaded(check[4], check[5]):
         failed.append(f"{name} (sta): no libsta_malloc exit line: was it preloaded? "
                       f"(status {check[4]}) {check[5][-300:]}")
         continue
     mismatches = set()
     for rep in range(reps):
-        shift = rep % len(allocators)
-        for alloc, preload, env in allocators[shift:] + allocators[:shift]:
+        for alloc, preload, env in pr.rotated(allocators, rep):
             wall, cpu, rss, digest, status, stderr = run(p, preload, env)
             if status != 0:
                 failed.append(f"{name} ({alloc}): exit status {status}: {stderr[-300:]}")
@@ -258,8 +210,7 @@ for p in programs:
                 results.setdefault((name, alloc), []).append((wall, cpu, rss))
     data = os.path.join(work, "perf.data")
     for rep in range(perf_runs):
-        shift = rep % len(allocators)
-        for alloc, preload, env in allocators[shift:] + allocators[:shift]:
+        for alloc, preload, env in pr.rotated(allocators, rep):
             wall, cpu, rss, digest, status, stderr = run(p, preload, env, sampled=data)
             if status != 0:
                 failed.append(f"{name} ({alloc}, sampled): exit status {status}: "
@@ -267,7 +218,7 @@ for p in programs:
             elif digest != oracle[3]:
                 mismatches.add(alloc)
             else:
-                inside, total = allocator_share(data)
+                inside, _, total = pr.sample_counts(data)
                 if total == 0:
                     failed.append(f"{name} ({alloc}, sampled): perf recorded no samples")
                 else:
@@ -291,7 +242,7 @@ for p in programs:
             continue
         walls = [r[0] for r in runs]
         sampled = shares.get((p["name"], alloc), [])
-        share = (round(statistics.median(i / t for i, t in sampled), 4)
+        share = (pr.median_share(sampled, 0)
                  if perf_runs and len(sampled) == perf_runs else None)
         rows.append({"kind": "programs", "allocator": alloc, "program": p["name"],
                      "seconds": round(statistics.median(walls), 4),
@@ -300,11 +251,10 @@ for p in programs:
                      "maxrss_kib": statistics.median(r[2] for r in runs), "runs": len(runs),
                      "threads": p["threads"], "command": p["command"], "allocator_env": env,
                      "walls": [round(w, 4) for w in walls], "alloc_share": share,
-                     "alloc_shares": [round(i / t, 4) for i, t in sampled] if share is not None else None,
+                     "alloc_shares": pr.run_shares(sampled, 0) if share is not None else None,
                      "samples": sum(t for _, t in sampled) if share is not None else None})
 if jsonl:
-    with open(jsonl, "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
+    pr.write_jsonl(jsonl, rows)
 
 print(f"Medians of {reps} interleaved runs (whole processes, wall seconds, and their "
       "min–max); *× vs glibc* = glibc's median / this one's (above 1: faster than glibc); "
@@ -321,7 +271,7 @@ for r in rows:
     print(f"| {r['program']} | {r['allocator']} | {r['seconds']:.3f} | "
           f"{r['min']:.3f}–{r['max']:.3f} | {fmt(speed, '.2f')}× | {r['cpu_seconds']:.3f} | "
           f"{r['maxrss_kib'] / 1024:.1f} | "
-          f"{'–' if r['alloc_share'] is None else format(100 * r['alloc_share'], '.1f') + ' %'} |")
+          f"{pr.pct(r['alloc_share'])} |")
 for line in failed:
     print(f"FAILED: {line}", file=sys.stderr)
 sys.exit(1 if failed else 0)

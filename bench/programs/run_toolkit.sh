@@ -52,10 +52,10 @@
 # kernel): a run's allocator share is its samples inside the allocator over all its
 # samples — every function of the peer's library (libmimalloc*, libjemalloc, libtcmalloc,
 # libsnmallocshim, librpmalloc) or of libsta_malloc, or glibc's malloc functions in
-# libc.so (GLIBC_MALLOC below); memcpy, memset and the kernel's page faults count for none
-# of them. Its kernel share is its samples in the kernel ([k]: page faults, the eventfd
-# writes of Qt's event loop, futexes, mmap) over all its samples; an allocator that maps
-# and faults in more pages, or gives them back and takes them again, shows there.
+# libc.so (GLIBC_MALLOC in process_runs.py); memcpy, memset and the kernel's page faults
+# count for none of them. Its kernel share is its samples in the kernel ([k]: page faults,
+# the eventfd writes of Qt's event loop, futexes, mmap) over all its samples; an allocator
+# that maps and faults in more pages, or gives them back and takes them again, shows there.
 #
 # Per run: CPU seconds (user + system of the process and its threads, from wait4: the
 # measure the report judges), wall seconds, qt_scene's CPU seconds per phase, peak RSS
@@ -127,20 +127,20 @@ mkdir -m 0700 "$work/xdg"
 printf '%s\n' "${allocators[@]}" >"$work/allocators"
 # (the status is taken here, not by the ERR trap, which would print this whole script)
 status=0
-"$python" - "$work" "$reps" "$jsonl" "$perf_runs" "$scene" "$scene_args" <<'EOF' || status=$?
-import json, os, re, statistics, subprocess, sys, time
+"$python" - "$work" "$reps" "$jsonl" "$perf_runs" "$scene" "$scene_args" \
+    "$root/bench/programs" <<'EOF' || status=$?
+import json, os, statistics, sys
 
 work, reps, jsonl, perf_runs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 scene, scene_args = sys.argv[5], sys.argv[6].split()
+sys.dont_write_bytecode = True  # (no __pycache__ in the source tree)
+sys.path.insert(0, sys.argv[7])
+import process_runs as pr  # what run_programs.sh shares: bench/programs/process_runs.py
+
 argv_scene = [scene] + scene_args
 command = " ".join(["QT_QPA_PLATFORM=offscreen", os.path.basename(scene)] + scene_args)
-allocators = []  # (name, path to preload or "")
-for line in open(os.path.join(work, "allocators")).read().splitlines():
-    alloc, preload = line.split("=", 1)
-    allocators.append((alloc, preload))
-base_env = {k: v for k, v in os.environ.items()
-            if k not in ("LD_PRELOAD", "STA_MALLOC_STATS", "STA_MALLOC_CHECKS")
-            and not k.startswith("QT_")}
+allocators = pr.read_allocators(os.path.join(work, "allocators"))  # (name, preload or "", [])
+base_env = pr.inherited_env(prefixes=["QT_"])
 base_env.update(QT_QPA_PLATFORM="offscreen", XDG_RUNTIME_DIR=os.path.join(work, "xdg"))
 PHASES = ["startup", "build", "update", "teardown"]
 
@@ -148,64 +148,15 @@ PHASES = ["startup", "build", "update", "teardown"]
 def run(preload, extra_env=(), sampled=None):
     """One process: (wall s, CPU s, peak RSS KiB, its JSON line or None, exit status,
     stderr). sampled: a perf.data path to record the program's samples in."""
-    out, err, rss = (os.path.join(work, f) for f in ["out", "err", "rss"])
-    # time -> [perf ->] env -> the program: env sets the variables for the program alone
-    argv = ["/usr/bin/time", "-f", "%M", "-o", rss]
-    if sampled:
-        argv += ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-o", sampled, "--"]
-    argv += ["/usr/bin/env"] + ([f"LD_PRELOAD={preload}"] if preload else [])
-    argv += list(extra_env) + argv_scene
-    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-               (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
-    start = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, base_env, file_actions=actions)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - start
-    with open(rss) as f:  # the last line; a failed program's status line comes before it
-        maxrss = int(f.read().split()[-1])
+    wall, cpu, maxrss, out, status, stderr = pr.spawn(work, base_env, preload, extra_env,
+                                                      argv_scene, sampled=sampled)
     with open(out) as f:
         lines = f.read().splitlines()
     try:
         result = json.loads(lines[0]) if len(lines) == 1 else None
     except ValueError:
         result = None
-    with open(err, errors="replace") as f:
-        stderr = f.read()
-    return (wall, usage.ru_utime + usage.ru_stime, maxrss, result,
-            os.waitstatus_to_exitcode(status), stderr)
-
-
-# glibc's allocator in libc.so.6: the entry points and what they call.
-GLIBC_MALLOC = re.compile(r"^(malloc|free|cfree|calloc|realloc|reallocarray|memalign|valloc|"
-                          r"pvalloc|aligned_alloc|posix_memalign|malloc_usable_size|"
-                          r"__libc_|__malloc|_int_|_mid_memalign|malloc_consolidate|"
-                          r"unlink_chunk|sysmalloc|systrim|tcache|alloc_perturb|arena_|"
-                          r"munmap_chunk|mremap_chunk|__posix_memalign)")
-PEER_LIBRARIES = ("libmimalloc", "libjemalloc", "libtcmalloc", "libsnmallocshim", "librpmalloc",
-                  "libsta_malloc")
-SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.*?)\s*$")
-
-
-def shares(data):
-    """(samples inside the allocator, samples in the kernel, all samples) of one perf.data."""
-    report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym",
-                             "-F", "sample,dso,sym"], capture_output=True, text=True,
-                            check=True).stdout
-    inside = kernel = total = 0
-    for line in report.splitlines():
-        m = SAMPLE_LINE.match(line)
-        if not m or line.startswith("#"):
-            continue
-        count, dso, mode, symbol = int(m.group(1)), m.group(2), m.group(3), m.group(4)
-        symbol = symbol.split("@")[0]
-        total += count
-        if mode == "k":
-            kernel += count
-        elif dso.startswith(PEER_LIBRARIES) or (
-                dso.startswith("libc.so") and mode == "." and GLIBC_MALLOC.match(symbol)):
-            inside += count
-    return inside, kernel, total
+    return wall, cpu, maxrss, result, status, stderr
 
 
 def well_formed(result):
@@ -223,10 +174,9 @@ if oracle[4] != 0 or not well_formed(oracle[3]):
           f"{oracle[5][-500:]}", file=sys.stderr)
     sys.exit(1)
 expected = oracle[3]["check"]
-lib = next(preload for alloc, preload in allocators if alloc == "sta")
+lib = next(preload for alloc, preload, _ in allocators if alloc == "sta")
 check = run(lib, ["STA_MALLOC_STATS=1"])
-if check[4] != 0 or not any(line.startswith("sta_malloc: ") and " pools made" in line
-                            for line in check[5].splitlines()):
+if not pr.sta_loaded(check[4], check[5]):
     print(f"FAILED: qt_scene (sta): no libsta_malloc exit line: was it preloaded? "
           f"(status {check[4]}) {check[5][-500:]}", file=sys.stderr)
     sys.exit(1)
@@ -249,8 +199,7 @@ def checked(alloc, what, outcome):
 
 results = {}  # allocator -> [(wall, cpu, rss, phases)]
 for rep in range(reps):
-    shift = rep % len(allocators)
-    for alloc, preload in allocators[shift:] + allocators[:shift]:
+    for alloc, preload, _ in pr.rotated(allocators, rep):
         outcome = run(preload)
         result = checked(alloc, "", outcome)
         if result is not None:
@@ -260,11 +209,10 @@ for rep in range(reps):
 sampled = {}  # allocator -> [(inside, kernel, total)]
 data = os.path.join(work, "perf.data")
 for rep in range(perf_runs):
-    shift = rep % len(allocators)
-    for alloc, preload in allocators[shift:] + allocators[:shift]:
+    for alloc, preload, _ in pr.rotated(allocators, rep):
         if checked(alloc, ", sampled", run(preload, sampled=data)) is None:
             continue
-        inside, kernel, total = shares(data)
+        inside, kernel, total = pr.sample_counts(data)
         if total == 0:
             failed.append(f"qt_scene ({alloc}, sampled): perf recorded no samples")
         else:
@@ -272,12 +220,8 @@ for rep in range(perf_runs):
     print(f"  sampled round {rep + 1} of {perf_runs} done", file=sys.stderr, flush=True)
 
 
-def median_share(runs, index):
-    return round(statistics.median(r[index] / r[2] for r in runs), 4)
-
-
 rows = []
-for alloc, _ in allocators:
+for alloc, _, _ in allocators:
     runs = results.get(alloc)
     if not runs or len(runs) != reps:
         continue
@@ -294,18 +238,13 @@ for alloc, _ in allocators:
         "phases": {p: round(statistics.median(r[3][p] for r in runs), 4) for p in PHASES},
         "phase_runs": {p: [round(r[3][p], 4) for r in runs] for p in PHASES},
         "maxrss_kib": statistics.median(r[2] for r in runs),
-        "alloc_share": median_share(s, 0) if perf_ok else None,
-        "alloc_shares": [round(r[0] / r[2], 4) for r in s] if perf_ok else None,
-        "kernel_share": median_share(s, 1) if perf_ok else None,
-        "kernel_shares": [round(r[1] / r[2], 4) for r in s] if perf_ok else None,
+        "alloc_share": pr.median_share(s, 0) if perf_ok else None,
+        "alloc_shares": pr.run_shares(s, 0) if perf_ok else None,
+        "kernel_share": pr.median_share(s, 1) if perf_ok else None,
+        "kernel_shares": pr.run_shares(s, 1) if perf_ok else None,
         "samples": sum(r[2] for r in s) if perf_ok else None})
 if jsonl:
-    with open(jsonl, "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-
-
-def pct(v):
-    return "–" if v is None else f"{100 * v:.1f} %"
+    pr.write_jsonl(jsonl, rows)
 
 
 peers = [r for r in rows if r["allocator"] != "sta"]
@@ -329,8 +268,8 @@ for r in rows:
     print(f"| {r['allocator']} | {r['cpu_seconds']:.3f} | "
           f"{r['cpu_min']:.3f}–{r['cpu_max']:.3f} | {ph['build']:.3f} | {ph['update']:.3f} | "
           f"{ph['teardown']:.3f} | {r['seconds']:.3f} | "
-          f"{r['maxrss_kib'] / 1024:.1f} | {pct(r['alloc_share'])} | {pct(r['kernel_share'])} | "
-          f"{speed} |")
+          f"{r['maxrss_kib'] / 1024:.1f} | {pr.pct(r['alloc_share'])} | "
+          f"{pr.pct(r['kernel_share'])} | {speed} |")
 for line in failed:
     print(f"FAILED: {line}", file=sys.stderr)
 sys.exit(1 if failed else 0)
