@@ -629,9 +629,12 @@ struct span_core {
             return false;
         }
         const std::size_t held = st.mappings - st.segments_unmapped;
+        // The density rule walks the spans only while the newest segment is plain: one
+        // that is huge still (no span of it purged) was judged dense, and is spent now.
         const bool huge =
             held >= st.huge_pages_from || (st.huge_pages_dense && held >= huge_pages_dense_from &&
-                                           dense_enough_for_huge_pages(st, held));
+                                           ((st.segments != nullptr && st.segments->huge) ||
+                                            dense_enough_for_huge_pages(st, held)));
         advise_pages(memory, segment_bytes, huge, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
