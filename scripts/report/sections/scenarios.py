@@ -47,7 +47,7 @@ def measures(data, layout):
 def targets(data):
     return [Target(f"scenario_{s}", f"scenario {s}", why_scenario,
                    [Cond(f"scenario/{s}", "glibc", "faster", 1.6),
-                    Cond(f"scenario/{s}", "mimalloc", "faster", 1.15),
+                    Cond(f"scenario/{s}", "general", "faster", 1.15),
                     Cond(f"scenario/{s}", "bump", "within", 1.15)]) for s in SCENARIOS]
 
 
