@@ -224,6 +224,48 @@ bool advised_huge(const void* p) {
 }
 #endif
 
+/// The segments of `blocks`, in the order they were first met.
+std::vector<const sta::detail::segment*> segments_of(const std::vector<void*>& blocks) {
+    std::vector<const sta::detail::segment*> out;
+    for (void* p : blocks)
+        if (out.empty() || out.back() != sta::detail::segment_of(p))
+            out.push_back(sta::detail::segment_of(p));
+    return out;
+}
+
+constexpr std::size_t big_block = 32768; // two to a span, 62 or 63 to a segment
+
+/// Blocks of 32 KiB until `in_third` of them lie in a third segment, with the huge pages
+/// that both rules give a heap that fills its segments asserted: the first two segments
+/// plain, the third huge (segment::huge, and on Linux the kernel's advice).
+template <class Pool>
+std::vector<void*> fill_into_a_huge_third_segment(std::size_t in_third) {
+    std::vector<void*> blocks;
+    std::size_t third = 0;
+    while (third < in_third) {
+        void* p = Pool::alloc(big_block);
+        EXPECT_NE(p, nullptr);
+        if (p == nullptr)
+            return blocks;
+        blocks.push_back(p);
+        third += segments_of(blocks).size() == 3;
+    }
+    const auto segments = segments_of(blocks);
+    EXPECT_FALSE(segments[0]->huge);
+    EXPECT_FALSE(segments[1]->huge);
+    EXPECT_TRUE(segments[2]->huge);
+#if defined(__linux__)
+    EXPECT_FALSE(advised_huge(segments[0]));
+    EXPECT_FALSE(advised_huge(segments[1]));
+    EXPECT_TRUE(advised_huge(segments[2]));
+#endif
+    std::vector<held_block> held;
+    for (void* p : blocks)
+        held.push_back({p, big_block});
+    EXPECT_EQ(check_accounting<Pool>(held), "");
+    return blocks;
+}
+
 // Guards set_huge_pages_from: a pool advises huge pages only for the segments it maps
 // once it holds the count set (the drop-in's default: a small heap stays on plain pages),
 // and a segment that gives pages back takes plain pages from then on (a fault in it
@@ -231,29 +273,9 @@ bool advised_huge(const void* p) {
 TYPED_TEST(SpanLife, SegmentsGetHugePagesOnceThePoolHoldsTheCountSet) {
     FRESH_POOL;
     pool::set_huge_pages_from(2);
-    constexpr std::size_t big = 32768; // two to a span, 62 to a segment
-    std::vector<void*> blocks;
-    std::vector<const sta::detail::segment*> segments; // in the order they were mapped
-    std::size_t in_third = 0;
-    while (in_third < 4) { // two spans of the third segment
-        void* p = pool::alloc(big);
-        ASSERT_NE(p, nullptr);
-        blocks.push_back(p);
-        if (segments.empty() || segments.back() != sta::detail::segment_of(p))
-            segments.push_back(sta::detail::segment_of(p));
-        in_third += segments.size() == 3;
-    }
-    EXPECT_FALSE(segments[0]->huge);
-    EXPECT_FALSE(segments[1]->huge);
-    EXPECT_TRUE(segments[2]->huge);
-#if defined(__linux__)
-    EXPECT_FALSE(advised_huge(segments[0]));
-    EXPECT_TRUE(advised_huge(segments[2]));
-#endif
-    std::vector<held_block> held;
-    for (void* p : blocks)
-        held.push_back({p, big});
-    EXPECT_EQ(check_accounting<pool>(held), "");
+    constexpr std::size_t big = big_block;
+    std::vector<void*> blocks = fill_into_a_huge_third_segment<pool>(4); // two spans of it
+    const auto segments = segments_of(blocks);
     void* const kept = blocks.back(); // the third segment stays, a block of it in use
     blocks.pop_back();
     for (void* p : blocks)
@@ -269,15 +291,6 @@ TYPED_TEST(SpanLife, SegmentsGetHugePagesOnceThePoolHoldsTheCountSet) {
     pool::set_huge_pages(false);
 }
 
-/// The segments of `blocks`, in the order they were first met.
-std::vector<const sta::detail::segment*> segments_of(const std::vector<void*>& blocks) {
-    std::vector<const sta::detail::segment*> out;
-    for (void* p : blocks)
-        if (out.empty() || out.back() != sta::detail::segment_of(p))
-            out.push_back(sta::detail::segment_of(p));
-    return out;
-}
-
 // Guards the density rule (set_huge_pages_where_dense, the default): a heap whose blocks
 // fill the segments it holds gets huge pages from its third segment, while the first two,
 // mapped before the rule judges (huge_pages_dense_from), keep plain pages.
@@ -285,25 +298,8 @@ TYPED_TEST(SpanLife, ADenseHeapGetsHugePagesFromItsThirdSegment) {
     FRESH_POOL;
     pool::set_huge_pages_where_dense();
     static_assert(sta::detail::huge_pages_dense_from == 2);
-    constexpr std::size_t big = 32768; // two to a span: a segment holds 62 or 63
-    std::vector<void*> blocks;
-    while (segments_of(blocks).size() < 3) {
-        void* p = pool::alloc(big);
-        ASSERT_NE(p, nullptr);
-        blocks.push_back(p);
-    }
-    const auto segments = segments_of(blocks);
-    EXPECT_FALSE(segments[0]->huge);
-    EXPECT_FALSE(segments[1]->huge);
-    EXPECT_TRUE(segments[2]->huge);
-#if defined(__linux__)
-    EXPECT_FALSE(advised_huge(segments[1]));
-    EXPECT_TRUE(advised_huge(segments[2]));
-#endif
-    std::vector<held_block> held;
-    for (void* p : blocks)
-        held.push_back({p, big});
-    EXPECT_EQ(check_accounting<pool>(held), "");
+    constexpr std::size_t big = big_block;
+    const std::vector<void*> blocks = fill_into_a_huge_third_segment<pool>(1);
     for (void* p : blocks)
         pool::free(p, big);
     pool::set_huge_pages(false);
