@@ -315,8 +315,8 @@ class basic_memory_pool {
     /// Span layout: the default (STA_POOL_HUGE_PAGES 2, docs/design.md "Decisions"): huge
     /// pages from a pool's ninth segment, and for every segment a pool maps while its
     /// blocks in use fill half of the segments it holds — a heap that grows dense (a
-    /// start-up, a document loaded) gets them from its second segment, a small or sparse
-    /// one keeps plain pages.
+    /// start-up, a document loaded) gets them from its third segment (huge_pages_dense_from),
+    /// a small or sparse one keeps plain pages.
     static void
     set_huge_pages_where_dense() noexcept requires std::is_same_v<Layout, layout::spans> {
         set_huge_pages_rule(detail::huge_pages_auto_from, true);
@@ -330,20 +330,6 @@ class basic_memory_pool {
             engine::home::set_prefault_for_new(on);
         if (auto* const st = engine::home::own())
             st->prefault = on;
-    }
-
-    /// The huge-page settings of the calling thread's pool and (per-thread pools) of
-    /// every pool made from now on.
-    static void
-    set_huge_pages_rule(std::uint32_t from_segments,
-                        bool dense) noexcept requires std::is_same_v<Layout, layout::spans> {
-        engine::home::check_thread();
-        if constexpr (per_thread)
-            engine::home::set_huge_pages_for_new(from_segments, dense);
-        if (auto* const st = engine::home::own()) {
-            st->huge_pages_from = from_segments;
-            st->huge_pages_dense = dense;
-        }
     }
 
     /// A purge delay that never passes (set_purge_delay): the seed's trade.
@@ -426,6 +412,20 @@ class basic_memory_pool {
             (detail::per_thread_pool_home<typename engine::home, typename engine::state_type> &&
              detail::threaded_layout_core<core, typename engine::state_type>),
         "a pool per thread needs a home that makes them and a layout that drains");
+
+    /// The huge-page settings of the calling thread's pool and (per-thread pools) of
+    /// every pool made from now on.
+    static void
+    set_huge_pages_rule(std::uint32_t from_segments,
+                        bool dense) noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        if constexpr (per_thread)
+            engine::home::set_huge_pages_for_new(from_segments, dense);
+        if (auto* const st = engine::home::own()) {
+            st->huge_pages_from = from_segments;
+            st->huge_pages_dense = dense;
+        }
+    }
 
     // The hook sites of the pool: tools (detail/diag/tool_hooks.hpp), counters (STA_POOL_STATS)
     // and the checked registry (detail/pool/checked_build.hpp). In a release build without a tool

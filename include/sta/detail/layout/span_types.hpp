@@ -389,9 +389,9 @@ struct span_state : pool_state {
     /// Segments mapped while the state holds at least this many get the advice of
     /// transparent huge pages (0: every one; huge_pages_never: none).
     std::uint32_t huge_pages_from = default_huge_pages_from;
-    /// Also a segment mapped while the state holds one or more and the blocks its classes
-    /// hold fill at least half of them (a heap that grows dense: a start-up, a document
-    /// loaded; layout/spans.hpp, dense_enough_for_huge_pages).
+    /// Also a segment mapped while the state holds huge_pages_dense_from or more and the
+    /// blocks its classes hold fill at least half of them (a heap that grows dense: a start-up, a
+    /// document loaded; layout/spans.hpp, dense_enough_for_huge_pages).
     bool huge_pages_dense = default_huge_pages_dense;
     bool prefault = STA_POOL_PREFAULT != 0;
 };

@@ -671,11 +671,13 @@ struct span_core {
 
     /// The density rule of huge pages (huge_pages_dense): the blocks the state's classes
     /// hold (S4: handed out or on caches; a window's blocks not handed out are free) fill
-    /// at least half of the `held` segments. Measured on the drop-in (docs/design.md, "Decisions"):
-    /// a program that builds its heap (lua binary_trees, sqlite3, xmllint, python3) holds 1.1-1.4
-    /// MiB when it maps its second segment, a small one (python3 -c pass, lua -e '', one sqlite3
-    /// query, Lua's string_building) never maps one. A walk of the spans of at most
-    /// huge_pages_auto_from segments, once per segment mapped.
+    /// at least half of the `held` segments. Measured on the drop-in (docs/design.md,
+    /// "Decisions"): a program that builds its heap (lua binary_trees, sqlite3, xmllint,
+    /// python3) holds 3.0-3.4 MiB when it maps its third segment; a small one (python3 -c
+    /// pass, lua -e '', one sqlite3 query, Lua's string_building) maps one. A walk of the
+    /// spans of fewer than huge_pages_auto_from segments, made by map_segment only while
+    /// the newest segment is plain (fresh 32 KiB blocks, a segment every 62: 249
+    /// instructions a block with a walk at every segment, 214 with this one).
     static bool dense_enough_for_huge_pages(const span_state& st, std::size_t held) noexcept {
         std::size_t in_use = 0;
         for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)

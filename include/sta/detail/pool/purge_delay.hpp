@@ -24,8 +24,8 @@
 // pool notes it; a batch of them doubles the wait, so the next turn finds the memory
 // still there. A program that frees once and keeps running (the report's "memory given
 // back") takes no purged span again and keeps the base; a stretched wait halves back
-// towards the base at a purge once no refault came for stretch_hold_waits waits, so a
-// loop that stopped gives its memory back within a few seconds.
+// towards the base at a purge once no batch of refaults came for stretch_hold_waits
+// waits, so a loop that stopped gives its memory back within a few seconds.
 //
 // Everything here runs on slow paths (a refill that takes a purged span, a segment
 // mapped, a purge): nothing on an allocation's or a free's fast path. One per state.
@@ -49,7 +49,7 @@ struct purge_delay {
     /// The refaults a segment mapped after an unmap counts for: its 32 spans were given
     /// back whole, and the new one will be touched again.
     static constexpr std::uint32_t refaults_of_segment = refaults_to_stretch;
-    /// Waits without a refault after which a stretched wait halves.
+    /// Waits without a batch of refaults after which a stretched wait halves.
     static constexpr std::uint32_t stretch_hold_waits = 4;
 
     /// The option: set_purge_delay, STA_MALLOC_PURGE_DELAY_MS (purge_never: never).
@@ -57,9 +57,9 @@ struct purge_delay {
     /// What a clean span waits now: base_ms .. base_ms x max_stretch (purge_never
     /// with a base of never).
     std::uint32_t wait_ms;
-    /// Refaults noted since the wait last changed.
+    /// Refaults noted since the last batch.
     std::uint32_t refaults = 0;
-    /// When the wait last changed (os_now_ms).
+    /// When the last batch of refaults came, or the wait last halved (os_now_ms).
     std::uint32_t changed_ms = 0;
     /// When a segment was last unmapped, and how many unmapped since no mapping followed.
     std::uint32_t unmapped_ms = 0;
@@ -101,8 +101,8 @@ struct purge_delay {
         --unmapped_pending;
         note_refault(now, now - unmapped_ms + wait_ms, refaults_of_segment);
     }
-    /// A purge at `now`: a stretched wait with no refault for stretch_hold_waits waits
-    /// halves, towards the base.
+    /// A purge at `now`: a stretched wait with no batch of refaults for
+    /// stretch_hold_waits waits halves, towards the base.
     void note_purge(std::uint32_t now) noexcept {
         if (wait_ms <= base_ms ||
             std::uint64_t{now - changed_ms} < std::uint64_t{wait_ms} * stretch_hold_waits)
