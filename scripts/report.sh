@@ -341,6 +341,21 @@ if ! REBUILD=0 REPS="$reps" JSONL="$out/clients.jsonl" bench/clients/run_clients
     die "the client programs failed (see $out/clients.log)"
 fi
 
+# sampled_runs N WHAT: N when perf may record here, else 0, with a line on stderr that
+# says WHAT is not measured (the report's section says so too).
+sampled_runs() {
+    if ! command -v perf >/dev/null; then
+        echo "report.sh: perf is not installed (Debian package linux-perf): $2 not measured" >&2
+        echo 0
+    elif ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
+        echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid): $2" \
+            "not measured" >&2
+        echo 0
+    else
+        echo "$1"
+    fi
+}
+
 # Unchanged programs (issue 16): Debian's binaries as whole processes on glibc, the
 # peers and libsta_malloc.so (LD_PRELOAD), rounds interleaved, with an output oracle.
 # 9 programs x (2 + allocators x (reps + 3 sampled)) runs of 0.1-3 s: about 14 minutes
@@ -359,16 +374,7 @@ if ((${#absent_tools[@]})); then
 else
     # The share of perf samples inside the allocator: 3 sampled rounds, when perf may
     # record here (the report's programs section says "not measured" otherwise).
-    perf_runs=3
-    if ! command -v perf >/dev/null; then
-        perf_runs=0
-        echo "report.sh: perf is not installed (Debian package linux-perf): the" \
-            "allocator's share of samples is not measured" >&2
-    elif ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
-        perf_runs=0
-        echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid):" \
-            "the allocator's share of samples is not measured" >&2
-    fi
+    perf_runs=$(sampled_runs 3 "the allocator's share of samples is")
     say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz," \
         "big_buffers" \
         "($program_reps rounds, $perf_runs sampled with perf)"
@@ -401,16 +407,7 @@ else
             "(bench/CMakeLists.txt found no Qt 6 Widgets: see cmake --preset bench)"
     # The shares of perf samples inside the allocator and the kernel: 2 sampled rounds,
     # when perf may record here (the report's toolkit section says "not measured" otherwise).
-    toolkit_perf_runs=2
-    if ! command -v perf >/dev/null; then
-        toolkit_perf_runs=0
-        echo "report.sh: perf is not installed (Debian package linux-perf): the toolkit's" \
-            "shares of samples are not measured" >&2
-    elif ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
-        toolkit_perf_runs=0
-        echo "report.sh: perf record is not permitted here (kernel.perf_event_paranoid):" \
-            "the toolkit's shares of samples are not measured" >&2
-    fi
+    toolkit_perf_runs=$(sampled_runs 2 "the toolkit's shares of samples are")
     say "a real toolkit on libsta_malloc.so: a Qt 6 Widgets scene ($toolkit_reps rounds," \
         "$toolkit_perf_runs sampled with perf)"
     log="$out/toolkit.log"
