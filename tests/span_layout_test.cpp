@@ -126,6 +126,46 @@ TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
+// Guards the flush's interval while a program frees more than it allocates (S5): a flush
+// that finds at least half of its interval's frees on the caches makes the next one come
+// after cache_frees_freeing frees (the blocks still in the L1 cache when walked), and a
+// flush after frees that allocations took back restores cache_frees.
+TYPED_TEST(SpanLayout, FreesThatOutrunAllocationsAreFlushedSooner) {
+    FRESH_POOL;
+    using sta::detail::cache_frees;
+    using sta::detail::cache_frees_freeing;
+    auto& st = pool::detail_state();
+    std::vector<void*> blocks;
+    for (std::uint32_t i = 0; i < cache_frees + 2 * cache_frees_freeing; ++i)
+        blocks.push_back(pool::alloc(48));
+    sta::detail::flush_caches<pool>(); // nothing on the caches: the long interval
+    EXPECT_EQ(st.flush_every, cache_frees);
+    std::uint32_t next = 0;
+    for (; next < cache_frees; ++next) // frees only: the last one flushes
+        pool::free(blocks[next], 48);
+    EXPECT_TRUE(in_bitmap(blocks[0]));
+    EXPECT_EQ(st.flush_every, cache_frees_freeing);
+    EXPECT_EQ(st.frees_to_flush, cache_frees_freeing);
+    for (std::uint32_t i = 0; i + 1 < cache_frees_freeing; ++i)
+        pool::free(blocks[next++], 48);
+    EXPECT_FALSE(in_bitmap(blocks[next - 1]));
+    pool::free(blocks[next++], 48); // the cache_frees_freeing-th: flushed, still freeing
+    EXPECT_TRUE(in_bitmap(blocks[next - 1]));
+    EXPECT_EQ(st.flush_every, cache_frees_freeing);
+    // Each free now followed by an allocation of its class, which takes it back: the
+    // caches hold nothing at the next flush, and the interval is the long one again.
+    for (std::uint32_t i = 0; i < cache_frees_freeing; ++i) {
+        pool::free(blocks[next], 48);
+        blocks[next] = pool::alloc(48);
+        EXPECT_EQ(st.heads[pool::classes::slot_of_key(47)], nullptr) << i;
+    }
+    EXPECT_EQ(st.flush_every, cache_frees);
+    std::vector<held_block> held;
+    for (std::uint32_t i = cache_frees + cache_frees_freeing; i < blocks.size(); ++i)
+        held.push_back({blocks[i], 48});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
 // Guards the flush's return to the window (S5): a cached block of the word its class's
 // window holds goes back into the window, not to the bitmap, and comes out before the
 // word's blocks never handed out; a block of an earlier word goes to the bitmap, and the

@@ -205,9 +205,12 @@ std::string check_spans(std::span<const held_block> held) {
             else
                 ++at->second;
         }
-    if (on_caches + s.frees_to_flush > cache_frees)
+    if (s.flush_every != cache_frees && s.flush_every != cache_frees_freeing)
+        fail("S5: the flush comes every " + num(s.flush_every) +
+             " frees: neither cache_frees nor cache_frees_freeing");
+    if (on_caches + s.frees_to_flush > s.flush_every)
         fail("S5: " + num(on_caches) + " blocks on the caches, " + num(s.frees_to_flush) +
-             " frees to the flush: more than cache_frees");
+             " frees to the flush: more than flush_every");
 
     // S2, S4, S6, S7, S8: each span. Its free blocks (the bitmap's bits, and for the
     // current span its window) become pieces of the tiling below.

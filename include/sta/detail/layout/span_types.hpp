@@ -77,17 +77,20 @@
 //      span's bitmap (first .. capacity - 1). The blocks on a cache
 //      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
-//      its thread freed by the sized API, each once: of the class, or of a larger class for a block
-//      a shrink kept in place (its span names its class). At most cache_frees blocks lie on all the
-//      caches together: a free that brings frees_to_flush to 0 flushes every cache (a block of
-//      the word its class's window holds goes back into the window, still used; any other has
-//      its bit set and its span's used counted down) and runs the slow-path checks. window[slot] is
-//      the address of block 64 w of current[slot] for the word w last taken (scan = w + 1),
-//      bits[slot] the blocks of that word the class has not handed out; both are empty when there
-//      is no current span. A word taken is zero in the bitmap. scan <= frontier: the words from
-//      frontier on were never taken since the span started its class. rescan: a flush sent a
-//      block before the window to the bitmap, and the class's next word taken is the lowest
-//      with free blocks.
+//      its thread freed by the sized API, each once: of the class, or of a larger class
+//      for a block a shrink kept in place (its span names its class). The blocks on all
+//      the caches together and frees_to_flush add up to at most flush_every: cache_frees,
+//      or cache_frees_freeing after a flush that found at least half of its interval's
+//      frees on the caches (the program frees more than it allocates). A free that brings
+//      frees_to_flush to 0 flushes every cache (a block of the word its class's window
+//      holds goes back into the window, still used; any other has its bit set and its
+//      span's used counted down) and runs the slow-path checks. window[slot] is the
+//      address of block 64 w of current[slot] for the word w last taken (scan = w + 1),
+//      bits[slot] the blocks of that word the class has not handed out; both are empty
+//      when there is no current span. A word taken is zero in the bitmap. scan <=
+//      frontier: the words from frontier on were never taken since the span started its
+//      class. rescan: a flush sent a block before the window to the bitmap, and the
+//      class's next word taken is the lowest with free blocks.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
 //      bits[slot] are its span_blocks blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
@@ -369,6 +372,16 @@ constexpr std::uint32_t reuse_threshold(std::uint32_t capacity) noexcept {
 /// Frees that go on the caches between two flushes (S5): the blocks a state may hold
 /// outside its spans' bitmaps, over all its classes.
 inline constexpr std::uint32_t cache_frees = 1024;
+/// The same while the program frees more than it allocates (a scene torn down, a
+/// document freed): a flush that found at least half of its interval's frees still on the
+/// caches makes the next one come after this many, and one that found fewer after
+/// cache_frees again (flush_caches). The flush then walks blocks freed a few hundred frees
+/// ago, still in the L1 cache: the tree scene's teardown read-missed 435,000 times in 6
+/// rounds at 1024 (cachegrind), 270,000 at 256, a bump allocator's whole round 270,000.
+/// A program that allocates as much as it frees keeps 1024, whose caches seldom run dry:
+/// a fixed 256 doubled churn mixed's mispredicts (docs/dispatch.md, "Class caches").
+inline constexpr std::uint32_t cache_frees_freeing = 256;
+static_assert(cache_frees_freeing <= cache_frees);
 
 struct span_state : pool_state {
     // Indexed by slot, of the pool's class set (pool/size_class.hpp):
@@ -378,6 +391,7 @@ struct span_state : pool_state {
     span* current[class_slots] = {};            // S3
     span* partial[class_slots] = {};            // S3: doubly linked through next / prev
     std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed
+    std::uint32_t flush_every = cache_frees;    // S5: cache_frees, or cache_frees_freeing
     span* clean = nullptr;                      // S3, S11: newest first, doubly linked
     span* clean_oldest = nullptr;               // the last span of `clean`: the next one to purge
     span* purged = nullptr;                     // S3: doubly linked

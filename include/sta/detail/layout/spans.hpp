@@ -202,8 +202,13 @@ struct span_core {
     /// Every block on the caches goes back to its span (S5), the blocks other threads sent
     /// home are taken back, and the slow-path checks run: the heartbeat of a state that
     /// frees, whatever it allocates.
+    /// The next flush comes after flush_every frees: cache_frees_freeing when at least half of
+    /// this interval's frees were still on the caches (the program frees more than it
+    /// allocates), else cache_frees (S5).
     STA_NOINLINE static void flush_caches(span_state& st) noexcept {
-        empty_caches(st);
+        const std::uint32_t held = empty_caches(st);
+        st.flush_every = held * 2 >= st.flush_every ? cache_frees_freeing : cache_frees;
+        st.frees_to_flush = st.flush_every;
         if constexpr (threaded) {
             (void)drain(st);
             send_outbox(st);
@@ -212,20 +217,33 @@ struct span_core {
     }
     /// Every block on the caches goes back to its span, and the count starts over: into
     /// its class's window when it lies in the word the window holds, else to the bitmap.
-    static void empty_caches(span_state& st) noexcept {
-        st.frees_to_flush = cache_frees;
-        for (std::uint32_t n = 0; n < classes::count; ++n) {
-            const std::uint32_t slot = classes::slot_of_ordinal(n);
-            void* b = st.heads[slot];
-            st.heads[slot] = nullptr;
-            while (b != nullptr) {
-                void* const next = hooks::load_link(b);
-                span* const sp = span_of(b);
-                if (!into_window(st, sp, b))
-                    release_to_span(st, sp, b);
-                b = next;
+    /// The heads are tested four at a time: a flush finds a few classes with blocks
+    /// (44 heads one by one cost about 300 instructions a flush, 11 groups about 70).
+    /// The blocks it took from the caches.
+    static std::uint32_t empty_caches(span_state& st) noexcept {
+        static_assert(class_slots % 4 == 0);
+        st.frees_to_flush = st.flush_every;
+        std::uint32_t held = 0;
+        for (std::uint32_t group = 0; group < class_slots; group += 4) {
+            free_block* const* const heads = &st.heads[group];
+            if ((reinterpret_cast<std::uintptr_t>(heads[0]) |
+                 reinterpret_cast<std::uintptr_t>(heads[1]) |
+                 reinterpret_cast<std::uintptr_t>(heads[2]) |
+                 reinterpret_cast<std::uintptr_t>(heads[3])) == 0)
+                continue;
+            for (std::uint32_t slot = group; slot < group + 4; ++slot) {
+                void* b = st.heads[slot];
+                st.heads[slot] = nullptr;
+                for (; b != nullptr; ++held) {
+                    void* const next = hooks::load_link(b);
+                    span* const sp = span_of(b);
+                    if (!into_window(st, sp, b))
+                        release_to_span(st, sp, b);
+                    b = next;
+                }
             }
         }
+        return held;
     }
     /// A cached block of its class's current span (`sp`, S5) comes back where the class
     /// hands it out next: one of the word the window holds becomes a bit of the window
@@ -397,7 +415,7 @@ struct span_core {
     /// span's pages, the kept big mappings, the private heap's spare chunk. The bytes
     /// given back.
     static std::size_t trim(span_state& st) noexcept {
-        empty_caches(st);
+        (void)empty_caches(st);
         if constexpr (threaded)
             send_outbox(st);
         return span_life::purge_all(st) + st.retained.release_all() + st.heap.trim();
@@ -492,7 +510,7 @@ struct span_core {
                 next_tiers<Engine>::heap_free_sent(st, b);
             b = next;
         }
-        empty_caches(st);
+        (void)empty_caches(st);
         for (std::uint32_t slot = 0; slot < class_slots; ++slot)
             if (st.current[slot] != nullptr)
                 retire_current(st, slot);
