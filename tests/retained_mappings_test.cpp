@@ -5,6 +5,8 @@
 // oldest. Linux only (the drop-in malloc's tier; part of a mapping is unmapped).
 #include "sta/detail/heaps/retained_mappings.hpp"
 
+#include "support/smaps.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -278,3 +280,26 @@ TEST_F(RetainedMappings, TheLimitHoldsForAllStatesTogether) {
     other.release_all();
     EXPECT_EQ(sta::detail::retained_total_bytes.load(), before);
 }
+
+#if defined(__linux__)
+// A big block's mapping of 2 MiB or more, with huge pages, is aligned to 2 MiB and advised
+// them (os_map_big_pages); below 2 MiB, or without, it is a plain mapping.
+TEST(BigMappings, TwoMiBOrMoreWithHugePagesAreAlignedAndAdvised) {
+    using sta::detail::os_huge_page_bytes;
+    const std::size_t big = 2 * os_huge_page_bytes + 4096;
+    void* const huge = sta::detail::os_map_big_pages(big, true);
+    ASSERT_NE(huge, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(huge) % os_huge_page_bytes, 0u);
+    EXPECT_TRUE(sta_test::advised_huge(huge));
+    EXPECT_TRUE(sta_test::advised_huge(static_cast<std::byte*>(huge) + big - 1)); // one mapping
+    void* const plain = sta::detail::os_map_big_pages(big, false);
+    ASSERT_NE(plain, nullptr);
+    EXPECT_FALSE(sta_test::advised_huge(plain));
+    void* const small = sta::detail::os_map_big_pages(os_huge_page_bytes - 4096, true);
+    ASSERT_NE(small, nullptr);
+    EXPECT_FALSE(sta_test::advised_huge(small));
+    sta::detail::os_unmap_pages(huge, big);
+    sta::detail::os_unmap_pages(plain, big);
+    sta::detail::os_unmap_pages(small, os_huge_page_bytes - 4096);
+}
+#endif

@@ -6,6 +6,7 @@
 // ends with the accounting checker, which also asserts that a purged span has no page
 // resident (S11).
 #include "support/pool_test_support.hpp"
+#include "support/smaps.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -197,32 +198,6 @@ TYPED_TEST(SpanLife, ASegmentWhoseSpansAreAllFreeIsUnmapped) {
     for (void* p : others)
         pool::free(p, block_bytes);
 }
-
-#if defined(__linux__)
-/// Does the mapping that holds p carry the advice of huge pages (its smaps VmFlags has
-/// "hg")?
-bool advised_huge(const void* p) {
-    std::FILE* f = std::fopen("/proc/self/smaps", "r");
-    if (f == nullptr)
-        return false;
-    const auto at = reinterpret_cast<std::uintptr_t>(p);
-    bool inside = false;
-    bool huge = false;
-    char line[512];
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-        unsigned long long begin = 0;
-        unsigned long long end = 0;
-        if (std::sscanf(line, "%llx-%llx ", &begin, &end) == 2) // a mapping's first line
-            inside = begin <= at && at < end;
-        else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
-            huge = std::strstr(line, " hg") != nullptr;
-            break;
-        }
-    }
-    std::fclose(f);
-    return huge;
-}
-#endif
 
 /// The segments of `blocks`, in the order they were first met.
 std::vector<const sta::detail::segment*> segments_of(const std::vector<void*>& blocks) {

@@ -140,14 +140,26 @@ struct next_tiers {
     static constexpr bool big_from_os = STA_POOL_BIG_FROM_OS != 0;
     static void* big_alloc(std::size_t bytes) noexcept {
         if constexpr (big_from_os) {
+            const std::size_t length = os_round_up(bytes);
             if constexpr (retains)
-                if (auto* const st = home::own())
-                    if (void* const p = st->retained.take(os_round_up(bytes)))
+                if (auto* const st = home::own()) {
+                    if (void* const p = st->retained.take(length))
                         return p;
-            return os_map_pages(os_round_up(bytes));
+                    return os_map_big_pages(length, big_huge_pages(*st));
+                }
+            return os_map_big_pages(length, default_huge_pages_from != huge_pages_never);
         } else {
             return std::malloc(bytes);
         }
+    }
+    /// Big mappings of 2 MiB or more take huge pages (os_map_big_pages) unless the
+    /// state's segments never do (set_huge_pages(false), STA_MALLOC_HUGE_PAGES=0).
+    template <class State>
+    static bool big_huge_pages(const State& st) noexcept {
+        if constexpr (requires { st.huge_pages_from; })
+            return st.huge_pages_from != huge_pages_never;
+        else
+            return default_huge_pages_from != huge_pages_never;
     }
     static void big_free(void* p, std::size_t bytes) noexcept {
         if constexpr (big_from_os) {
