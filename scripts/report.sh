@@ -376,11 +376,11 @@ else
     # record here (the report's programs section says "not measured" otherwise).
     perf_runs=$(sampled_runs 3 "the allocator's share of samples is")
     say "unchanged programs on libsta_malloc.so: lua5.4, xmllint, python3, sqlite3, pigz," \
-        "big_buffers" \
+        "big_buffers, start_up" \
         "($program_reps rounds, $perf_runs sampled with perf)"
     log="$out/programs.log"
-    cmake --build build/bench --target sta_malloc big_buffers >"$log" 2>&1 ||
-        die "building libsta_malloc.so and big_buffers failed (see $log)"
+    cmake --build build/bench --target sta_malloc big_buffers start_up >"$log" 2>&1 ||
+        die "building libsta_malloc.so, big_buffers and start_up failed (see $log)"
     if ! ONLY='' REPS="$program_reps" PERF_RUNS="$perf_runs" JSONL="$out/programs.jsonl" \
         bench/programs/run_programs.sh \
         "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, and two
-# small programs of the project's that free and grow big buffers (big_buffers.cpp),
-# timed as whole processes under glibc, the peers and libsta_malloc, with an output oracle.
+# Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, two small
+# programs of the project's that free and grow big buffers (big_buffers.cpp) and one of a
+# start-up (start_up.cpp, issue 38), timed as whole processes under glibc, the peers and libsta_malloc, with an output oracle.
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
 #   When the library is in a CMake build folder (<build>/src/malloc/libsta_malloc.so, the
-#   default too), sta_malloc and big_buffers are built there first
+#   default too), sta_malloc, big_buffers and start_up are built there first
 #   (bench/build_targets.sh; cmake's output on stderr); a library elsewhere is run as it is.
 #   BIG_BUFFERS=<path>  the project's own bench/programs/big_buffers.cpp, built (default:
 #               bench/big_buffers of the build directory the library is in)
+#   START_UP=<path>  the project's own bench/programs/start_up.cpp, built (default: beside
+#               big_buffers)
 #   REPS=5      timed runs per program and allocator
 #   ONLY=<text> only the programs whose name contains it
 #   PERF_RUNS=3 sampled runs per program and allocator (perf record -e cpu-clock), for
@@ -73,8 +75,8 @@ die() { echo "run_programs.sh: $*" >&2; exit 1; }
 build_dir="$(dirname "$lib")/../.."
 if [[ "$(realpath -m "$lib")" == "$root/build/bench/src/malloc/libsta_malloc.so" ||
     -f "$build_dir/CMakeCache.txt" ]]; then
-    "$root/bench/build_targets.sh" "$build_dir" sta_malloc big_buffers ||
-        die "building sta_malloc and big_buffers in $build_dir failed (cmake's messages are above)"
+    "$root/bench/build_targets.sh" "$build_dir" sta_malloc big_buffers start_up ||
+        die "building sta_malloc, big_buffers and start_up in $build_dir failed (cmake's messages are above)"
 fi
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
@@ -82,6 +84,9 @@ big_buffers="${BIG_BUFFERS:-$(dirname "$lib")/../../bench/big_buffers}"
 [[ -x "$big_buffers" ]] ||
     die "$big_buffers: not built (cmake -DSTA_POOL_BUILD_BENCH=ON, target big_buffers)"
 big_buffers="$(realpath "$big_buffers")"
+start_up="${START_UP:-$(dirname "$big_buffers")/start_up}"
+[[ -x "$start_up" ]] || die "$start_up: not built (cmake -DSTA_POOL_BUILD_BENCH=ON, target start_up)"
+start_up="$(realpath "$start_up")"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "REPS=$reps: expected a positive number"
 [[ "$perf_runs" =~ ^[0-9]+$ ]] || die "PERF_RUNS=$perf_runs: expected a number"
 if ((perf_runs > 0)); then
@@ -139,6 +144,9 @@ programs=(
     # allocated again, and one grown by realloc
     "big_buffers refill 4 MiB x 4000|0|||$big_buffers refill 4 4000"
     "big_buffers grow to 16 MiB x 150|0|||$big_buffers grow 16 150"
+    # a start-up (bench/programs/start_up.cpp): 400,000 blocks of 16 B-8 KiB written in a
+    # row, 5 % freed soon after
+    "start_up 400,000 blocks of 16 B-8 KiB|0|||$start_up 400000"
 )
 
 printf '%s\n' "${programs[@]}" >"$work/programs"
