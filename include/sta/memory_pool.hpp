@@ -120,6 +120,7 @@ namespace threads {
 
 /// The seed's mode: one pool for the program, owned by the first thread that calls.
 struct one_owner {
+    static constexpr bool threaded = false;
     template <class State, class Engine>
     using home = detail::one_owner_home<State, Engine>;
 };
@@ -127,6 +128,7 @@ struct one_owner {
 /// A pool per thread; frees from other threads are sent home (span layout only: a
 /// block finds its owner through its span).
 struct per_thread {
+    static constexpr bool threaded = true;
     template <class State, class Engine>
     using home = detail::per_thread_home<State, Engine>;
 };

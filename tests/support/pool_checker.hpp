@@ -23,9 +23,11 @@
 
 namespace sta::detail {
 
-template <class Pool>
-std::string check_shared_cursor(std::span<const held_block> held) {
-    const shared_cursor_state& s = Pool::detail_state();
+/// I1..I5 of the seed's layout, and T1, of the state `s`: one instantiation for every
+/// pool family (tag).
+inline std::string check_shared_cursor_state(const shared_cursor_state& s,
+                                             serves_list_fn serves_list,
+                                             std::span<const held_block> held) {
     checker_report report;
     auto fail = [&report](const std::string& what) { report.fail(what); };
     const auto hex = &checker_report::hex;
@@ -69,7 +71,7 @@ std::string check_shared_cursor(std::span<const held_block> held) {
             fail("I4: slot " + std::to_string(slot) + " has a free list");
             continue;
         }
-        if (!Pool::engine::slot_serves_list(slot))
+        if (!serves_list(slot))
             fail("T1: slot " + std::to_string(slot) + " has free blocks but does not serve them");
         const std::size_t bytes = class_bytes_of_slot(slot);
         const std::size_t align = std::min(bytes, max_block_align);
@@ -99,6 +101,11 @@ std::string check_shared_cursor(std::span<const held_block> held) {
     // I5: the pieces tile the pages.
     check_tiling(report, "I5", std::move(pages), std::move(pieces));
     return report.finish();
+}
+
+template <class Pool>
+std::string check_shared_cursor(std::span<const held_block> held) {
+    return check_shared_cursor_state(Pool::detail_state(), &Pool::engine::slot_serves_list, held);
 }
 
 template <class Pool>

@@ -24,15 +24,31 @@ struct held_block {
 /// Every block on the pool's caches goes back to its span now (its bitmap, or its class's
 /// window), as every cache_frees-th free does (S5): what a test looks at next is the
 /// spans' own view.
+/// Does a slot's free list serve allocations (T1)? The table dispatch answers from its
+/// table; the inline branch always serves.
+using serves_list_fn = bool (*)(std::uint32_t slot) noexcept;
+template <class Classes>
+std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
+                              std::span<const held_block> held);
+
+/// check_spans_state of the pool family `Pool`'s state (the calling thread's).
+template <class Pool>
+std::string check_spans(std::span<const held_block> held) {
+    return check_spans_state<typename Pool::classes>(Pool::detail_state(),
+                                                     &Pool::engine::slot_serves_list, held);
+}
+
 template <class Pool>
 void flush_caches() {
     Pool::engine::core::flush_caches(Pool::detail_state());
 }
 
-template <class Pool>
-std::string check_spans(std::span<const held_block> held) {
-    const span_state& s = Pool::detail_state();
-    using classes = typename Pool::classes;
+/// S1..S13 of `s`, a state of a pool of the class set `Classes`: one instantiation per
+/// class set, whatever pool family (tag) the state belongs to.
+template <class Classes>
+std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
+                              std::span<const held_block> held) {
+    using classes = Classes;
     const auto is_class_slot = [](std::uint32_t slot) {
         for (std::uint32_t n = 0; n < classes::count; ++n)
             if (classes::slot_of_ordinal(n) == slot)
@@ -167,7 +183,7 @@ std::string check_spans(std::span<const held_block> held) {
             if (sp->next != nullptr && sp->next->prev != sp)
                 fail("S3: the partial list of slot " + num(slot) + " has a broken prev link");
         }
-        if (s.heads[slot] != nullptr && !Pool::engine::slot_serves_list(slot))
+        if (s.heads[slot] != nullptr && !serves_list(slot))
             fail("T1: slot " + num(slot) + " has free blocks but does not serve them");
     }
 

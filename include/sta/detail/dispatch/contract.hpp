@@ -36,6 +36,9 @@ concept pool_engine = requires(std::size_t bytes, void* p, std::uint32_t slot) {
     noexcept->std::same_as<bool>;
     requires layout_core<typename Engine::core>;
     requires pool_home<typename Engine::home, typename Engine::state_type>;
+    // Its thread mode, read by the layout's code shared across families (layout/spans.hpp)
+    // without instantiating the home: the home's own.
+    requires Engine::threaded == Engine::home::threaded;
 };
 
 } // namespace sta::detail

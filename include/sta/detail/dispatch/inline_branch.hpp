@@ -32,6 +32,8 @@ class inline_branch_engine {
     using core = typename Layout::template core<inline_branch_engine>;
     /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
     using home = typename Threads::template home<state_type, inline_branch_engine>;
+    /// One pool per thread (the Threads policy), known without instantiating the home.
+    static constexpr bool threaded = Threads::threaded;
 
     STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }
 

@@ -47,6 +47,8 @@ class self_rewriting_table_engine {
     using core = typename Layout::template core<self_rewriting_table_engine>;
     /// Where the state lives: one for the program, or one per thread (home/per_thread.hpp).
     using home = typename Threads::template home<state_type, self_rewriting_table_engine>;
+    /// One pool per thread (the Threads policy), known without instantiating the home.
+    static constexpr bool threaded = Threads::threaded;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";
     /// The tables' 33 slots are the seed's lzcnt slots: powers of two with any layout.

@@ -218,6 +218,7 @@ struct per_thread_home {
         s->huge_pages_dense = huge_pages_dense_for_new_.load(std::memory_order_relaxed);
         s->prefault = prefault_for_new_.load(std::memory_order_relaxed);
         s->purge.set_base(purge_delay_for_new_.load(std::memory_order_relaxed));
+        s->home = &hooks_;
         const spin_guard lock(lock_);
         ++made_;
         return s;
@@ -260,6 +261,8 @@ struct per_thread_home {
             parked_noted_.fetch_add(1, std::memory_order_relaxed);
     }
 
+    static constexpr home_hooks hooks_{&parked_wait, &give_back_parked, &sent_home,
+                                       &segment_mapped};
     static constinit inline State idle_{}; // PH2
     /// The calling thread's state (PH1): reads idle_ until the thread adopts one, and its
     /// thread's end parks it (os/thread_slot.hpp).

@@ -54,12 +54,15 @@
 
 namespace sta::detail {
 
-template <class Engine>
-struct span_core {
-    STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
-    static constexpr bool threaded = Engine::home::threaded;
+/// The span layout's code that does not depend on the pool family (its tag): one
+/// instantiation per class set and thread mode, whatever the family. It works on the state
+/// it is given; what it asks of a per-thread family's home goes through the state's
+/// `home` (pool/state.hpp).
+template <class Classes, bool Threaded>
+struct span_slow {
+    static constexpr bool threaded = Threaded;
     /// The pool's class set (pool/size_class.hpp): its slots index the state's arrays.
-    using classes = typename Engine::classes;
+    using classes = Classes;
 
     // ---- the fast paths --------------------------------------------------------------
 
@@ -75,51 +78,6 @@ struct span_core {
                   classes::bytes_of_slot(classes::slot_of_ordinal(classes::count - 1)) <=
                       span_bytes / 2);
 
-    /// A block of the class of a canonical pooled slot: heads, else the window.
-    STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
-        span_state& st = s();
-        if (free_block* const block = st.heads[slot]) {
-            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
-            return block;
-        }
-        const std::uint64_t bits = st.bits[slot];
-        if (bits != 0) [[likely]] {
-            st.bits[slot] = bits & (bits - 1);
-            std::byte* const block = block_at(st.window[slot], lowest_bit(bits), steps[slot]);
-            STA_ASSUME(block != nullptr); // S5: a window with bits lies in a span
-            return block;
-        }
-        return refill(slot);
-    }
-
-    /// A block freed with the size of its class (`slot`, the class the caller's size
-    /// names: a block a shrink kept in a larger class goes on the smaller class's cache,
-    /// and serves it): onto the class's cache (S5). Another thread's block goes home.
-    STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
-        span_state& st = s();
-        if constexpr (threaded)
-            if (owner_of(p) != &st) [[unlikely]]
-                return send_home(p); // S10
-        hooks::block_pushed(p, steps[slot]);
-        cache(st, slot, p);
-    }
-
-    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
-    /// its span's bitmap, whatever span it lies in, never the class's cache. Frees in
-    /// bursts (a document freed whole) set bits while the blocks and their span headers
-    /// are warm, where a cache would link them and a flush walk them again, colder: xmllint
-    /// and lua through the drop-in took 5-8 % longer with a cache (docs/dispatch.md). A
-    /// class that allocates refills every 64 blocks at the most, and frees into the current
-    /// span count down to its heartbeat (S7): the slow-path checks run under any pattern of
-    /// calls, a loop of malloc and free included.
-    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
-        span_state& st = s();
-        if constexpr (threaded)
-            if (owner_of(p) != &st) [[unlikely]]
-                return send_home(p); // S10
-        release_to_span(st, span_of(p), p);
-    }
-
     /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); every
     /// cache_frees-th free flushes the caches and runs the slow-path checks (S5).
     STA_FORCE_INLINE static void cache(span_state& st, std::uint32_t slot, void* p) noexcept {
@@ -129,48 +87,12 @@ struct span_core {
             flush_caches(st);
     }
 
-    /// release_unsized with the release checks of the C API and the drop-in malloc: p
-    /// must be the start of a block of its span's class (exact_block_index) and its bit
-    /// clear (a block freed twice finds it set, a block of a clean or purged span too, and
-    /// the boundary at the start of the span's tail its set tail bit, S2). Anything else
-    /// is returned, and nothing is done. Not seen: a block freed twice whose bitmap word
-    /// its class took into its window in between (64 blocks at the most, S5). Another
-    /// thread's block goes home unchecked for the bit; its owner's drain checks it
-    /// (drain_block).
-    STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
-        span* const sp = span_of(p);
-        const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block) [[unlikely]]
-            return free_verdict::not_a_block;
-        span_state& st = s();
-        if constexpr (threaded)
-            if (owner_of(p) != &st) [[unlikely]] {
-                send_home(p); // S10
-                return free_verdict::freed;
-            }
-        return set_free_bit(st, sp, p, i);
-    }
     /// What a set bit says of block boundary i of `sp`: a block freed twice, unless i is
     /// the start of the span's tail or a place below its first block (S2), which are no
     /// blocks.
     static free_verdict set_bit_verdict(const span* sp, std::uint32_t i) noexcept {
         return sp->capacity != 0 && !is_block_place(sp, i) ? free_verdict::not_a_block
                                                            : free_verdict::double_free;
-    }
-
-    /// The release checks' view of a pooled address (realloc's): freed when p is the start
-    /// of a live block (its bit clear and not on its class's cache; another thread's
-    /// block: its boundary alone, the bitmap is its owner's), else what is wrong.
-    static free_verdict block_state(const void* p) noexcept {
-        const span* const sp = span_of(p);
-        const std::uint32_t i = exact_block_index(sp, p);
-        if (i == no_block)
-            return free_verdict::not_a_block;
-        if constexpr (threaded)
-            if (owner_of(p) != &s())
-                return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
-        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? set_bit_verdict(sp, i)
-                                                                : free_verdict::freed;
     }
 
     /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
@@ -282,11 +204,7 @@ struct span_core {
     /// comment for the order), then one block of it. A thread without a pool adopts one
     /// first; blocks other threads sent home are taken back first, and may give the
     /// class blocks again.
-    STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
-        span_state* const own = Engine::home::own();
-        if (own == nullptr)
-            return nullptr;
-        span_state& st = *own;
+    STA_NOINLINE static void* refill(span_state& st, std::uint32_t slot) noexcept {
         give_back_due(st);
         if constexpr (threaded) {
             // The class may hold blocks now: the state was just adopted with its lists
@@ -390,7 +308,7 @@ struct span_core {
         const bool own = waits(st);
         bool parked = false;
         if constexpr (threaded)
-            parked = Engine::home::parked_wait();
+            parked = st.home->parked_wait();
         if (!own && !parked)
             return;
         const std::uint32_t now = os_now_ms();
@@ -398,7 +316,7 @@ struct span_core {
             give_back_due(st, now);
         if constexpr (threaded)
             if (parked)
-                Engine::home::give_back_parked(now);
+                st.home->give_back_parked(now);
     }
     /// The same for `st` alone, at `now`.
     static void give_back_due(span_state& st, std::uint32_t now) noexcept {
@@ -435,9 +353,8 @@ struct span_core {
     /// thread's outbox (pool/state.hpp) when it has a pool of its own: a way goes home
     /// when it holds a batch, or when another owner's block needs it. A block of a
     /// parked state goes home at once: its sender takes it back (nothing waits).
-    STA_NOINLINE static void send_home(void* p) noexcept {
+    STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
         span_state* const owner = owner_of(p);
-        span_state* const self = Engine::home::existing();
         if (self == nullptr || owner->parked.load(std::memory_order_relaxed))
             return push_home(*owner, p, p);
         remote_outbox& out = self->outbox;
@@ -476,7 +393,7 @@ struct span_core {
     /// has the sender take them back at once (home/per_thread.hpp).
     static void push_home(span_state& owner, void* first, void* last) noexcept {
         owner.inbox.push(first, last);
-        Engine::home::sent_home(owner);
+        owner.home->sent_home(owner);
     }
 
     /// Take back every block other threads sent home (the owner only). True when there
@@ -490,7 +407,7 @@ struct span_core {
             if (is_pool_segment(b))
                 drain_block(st, b);
             else
-                next_tiers<Engine>::heap_free_sent(st, b);
+                heap_free_sent(st, b);
             b = next;
         }
         return true;
@@ -507,7 +424,7 @@ struct span_core {
             if (is_pool_segment(b))
                 drain_block(st, b);
             else
-                next_tiers<Engine>::heap_free_sent(st, b);
+                heap_free_sent(st, b);
             b = next;
         }
         (void)empty_caches(st);
@@ -664,7 +581,8 @@ struct span_core {
         st.segments = seg;
         ++st.mappings;
         mark_pool_segment(seg);
-        Engine::home::segment_mapped();
+        if constexpr (threaded)
+            st.home->segment_mapped();
         std::byte* const blocks = static_cast<std::byte*>(memory) + segment_header_bytes;
         const std::size_t block_bytes = segment_bytes - segment_header_bytes;
         if (!st.prefault) {
@@ -707,6 +625,109 @@ struct span_core {
             in_use -= std::size_t{bits_set(st.bits[slot])} * steps[slot];
         }
         return in_use >= held * (segment_bytes / 2);
+    }
+};
+
+/// The span layout of one pool family: the fast paths, inlined at the call site and
+/// reaching the family's state through its home, over span_slow's code.
+template <class Engine>
+struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
+    using slow = span_slow<typename Engine::classes, Engine::threaded>;
+    using slow::steps;
+    using slow::threaded;
+    using typename slow::classes;
+    STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
+
+    /// A block of the class of a canonical pooled slot: heads, else the window.
+    STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
+        span_state& st = s();
+        if (free_block* const block = st.heads[slot]) {
+            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            return block;
+        }
+        const std::uint64_t bits = st.bits[slot];
+        if (bits != 0) [[likely]] {
+            st.bits[slot] = bits & (bits - 1);
+            std::byte* const block = block_at(st.window[slot], lowest_bit(bits), steps[slot]);
+            STA_ASSUME(block != nullptr); // S5: a window with bits lies in a span
+            return block;
+        }
+        return refill(slot);
+    }
+
+    /// A block freed with the size of its class (`slot`, the class the caller's size
+    /// names: a block a shrink kept in a larger class goes on the smaller class's cache,
+    /// and serves it): onto the class's cache (S5). Another thread's block goes home.
+    STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) [[unlikely]]
+                return send_home(p); // S10
+        hooks::block_pushed(p, steps[slot]);
+        slow::cache(st, slot, p);
+    }
+
+    /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
+    /// its span's bitmap, whatever span it lies in, never the class's cache. Frees in
+    /// bursts (a document freed whole) set bits while the blocks and their span headers
+    /// are warm, where a cache would link them and a flush walk them again, colder: xmllint
+    /// and lua through the drop-in took 5-8 % longer with a cache (docs/dispatch.md). A
+    /// class that allocates refills every 64 blocks at the most, and frees into the current
+    /// span count down to its heartbeat (S7): the slow-path checks run under any pattern of
+    /// calls, a loop of malloc and free included.
+    STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) [[unlikely]]
+                return send_home(p); // S10
+        slow::release_to_span(st, span_of(p), p);
+    }
+
+    /// The release checks' view of a pooled address (realloc's): freed when p is the start
+    /// of a live block (its bit clear and not on its class's cache; another thread's
+    /// block: its boundary alone, the bitmap is its owner's), else what is wrong.
+    static free_verdict block_state(const void* p) noexcept {
+        const span* const sp = span_of(p);
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block)
+            return free_verdict::not_a_block;
+        if constexpr (threaded)
+            if (owner_of(p) != &s())
+                return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? slow::set_bit_verdict(sp, i)
+                                                                : free_verdict::freed;
+    }
+
+    /// release_unsized with the release checks of the C API and the drop-in malloc: p
+    /// must be the start of a block of its span's class (exact_block_index) and its bit
+    /// clear (a block freed twice finds it set, a block of a clean or purged span too, and
+    /// the boundary at the start of the span's tail its set tail bit, S2). Anything else
+    /// is returned, and nothing is done. Not seen: a block freed twice whose bitmap word
+    /// its class took into its window in between (64 blocks at the most, S5). Another
+    /// thread's block goes home unchecked for the bit; its owner's drain checks it
+    /// (drain_block).
+    STA_FORCE_INLINE static free_verdict release_checked(void* p) noexcept {
+        span* const sp = span_of(p);
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block) [[unlikely]]
+            return free_verdict::not_a_block;
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) [[unlikely]] {
+                send_home(p); // S10
+                return free_verdict::freed;
+            }
+        return slow::set_free_bit(st, sp, p, i);
+    }
+    /// heads[slot] and the window are empty: the calling thread's state (adopted first if
+    /// it has none) refills the class (span_slow::refill).
+    STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
+        span_state* const own = Engine::home::own();
+        return own != nullptr ? slow::refill(*own, slot) : nullptr;
+    }
+    /// Another thread's block goes home, through the calling thread's outbox (S10).
+    STA_NOINLINE static void send_home(void* p) noexcept {
+        slow::send_home(Engine::home::existing(), p);
     }
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------

@@ -32,6 +32,14 @@
 
 namespace sta::detail {
 
+/// The bytes before a heap-tier block of a per-thread family: its owner (NT1 below).
+inline constexpr std::size_t heap_owner_prefix = 16;
+
+/// A heap block another thread sent home, freed by its owner `st` (NT1).
+inline void heap_free_sent(pool_state& st, void* p) noexcept {
+    st.heap.free(static_cast<std::byte*>(p) - heap_owner_prefix);
+}
+
 /// The tiers above the pool. The private heap is the calling thread's pool's
 /// (pool_state::heap); in a per-thread family each heap block starts with its owner
 /// (NT1), so that a free from another thread can send it home.
@@ -45,7 +53,7 @@ namespace sta::detail {
 template <class Engine>
 struct next_tiers {
     using home = typename Engine::home;
-    static constexpr std::size_t owner_prefix = home::threaded ? 16 : 0;
+    static constexpr std::size_t owner_prefix = home::threaded ? heap_owner_prefix : 0;
 
     static bool in_heap(std::size_t bytes) noexcept { return bytes <= home::page_bytes() / 2; }
 
@@ -119,9 +127,6 @@ struct next_tiers {
             return block != nullptr ? block + owner_prefix : nullptr; // the prefix moved along
         }
     }
-
-    /// A heap block another thread sent home, freed by its owner `st` (NT1).
-    static void heap_free_sent(pool_state& st, void* p) noexcept { st.heap.free(block_of(p)); }
 
     // ---- the retained mappings of big blocks (STA_POOL_BIG_FROM_OS, per-thread) ------
 

@@ -142,6 +142,20 @@ struct spin_guard {
 inline constexpr std::uint32_t default_purge_delay_ms =
     STA_POOL_PURGE_DELAY_MS < 0 ? purge_never : static_cast<std::uint32_t>(STA_POOL_PURGE_DELAY_MS);
 
+/// What the slow paths of a per-thread family's layout ask of its home
+/// (home/per_thread.hpp): they are compiled once for every family (tag), and reach the
+/// family's own through the state they work on (pool_state::home).
+struct home_hooks {
+    /// Does some parked state of the family keep free memory for its delay?
+    bool (*parked_wait)() noexcept;
+    /// What parked states kept, given back once their delay has passed.
+    void (*give_back_parked)(std::uint32_t now) noexcept;
+    /// A thread pushed blocks onto `owner`'s inbox (taken back at once if it is parked).
+    void (*sent_home)(pool_state& owner) noexcept;
+    /// The state mapped a segment (the family's count freezes its page size).
+    void (*segment_mapped)() noexcept;
+};
+
 struct pool_state {
     /// The page size: the unit the shared-cursor layout maps, and for every layout the
     /// bound of the private-heap tier (page_bytes / 2). Frozen once memory is held.
@@ -159,6 +173,7 @@ struct pool_state {
     /// the option, and the wait that follows refaults).
     purge_delay purge{default_purge_delay_ms};
     // ---- per-thread pools only (home/per_thread.hpp) ----
+    const home_hooks* home = nullptr;  // its family's, set when the state is made
     remote_inbox inbox;                // blocks freed by other threads
     remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
