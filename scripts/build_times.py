@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where a build's time goes: each translation unit of a configured build compiled alone,
-timed, the slowest listed first.
+timed (CPU seconds of the compiler, which another load on the machine changes far less
+than it changes wall time), the slowest listed first.
 
     scripts/build_times.py [BUILD_DIR] [--top N] [--match TEXT] [--jobs J]
 
@@ -8,7 +9,7 @@ BUILD_DIR is a configured CMake build with compile_commands.json (every preset o
 CMakePresets.json writes one; default build/release). Each unit is compiled again
 with its outputs under a temporary directory, so the build itself is
 left as it is. Two jobs at a time by default (this machine's cores); --jobs 1 gives the
-steadiest figures. The total is the sum of the units' times: what one core would take.
+steadiest figures. The total is the sum of the units' CPU times: what one core would take.
 """
 import argparse
 import concurrent.futures
@@ -18,7 +19,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 
 
 def unit_time(index, entry, scratch):
@@ -26,10 +26,13 @@ def unit_time(index, entry, scratch):
     for flag, suffix in (("-o", ".o"), ("-MF", ".d")):  # outputs go to scratch paths
         if flag in args:
             args[args.index(flag) + 1] = os.path.join(scratch, f"{index}{suffix}")
-    start = time.monotonic()
-    done = subprocess.run(args, cwd=entry["directory"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
-    return time.monotonic() - start, done.returncode, entry["file"], done.stderr
+    with tempfile.TemporaryFile(mode="w+") as err:
+        child = subprocess.Popen(args, cwd=entry["directory"], stdout=subprocess.DEVNULL,
+                                 stderr=err, text=True)
+        _, status, usage = os.wait4(child.pid, 0)  # the compiler's own CPU time
+        child.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return usage.ru_utime + usage.ru_stime, child.returncode, entry["file"], err.read()
 
 
 def main():
@@ -58,10 +61,10 @@ def main():
         print(f"build_times: {name} failed to compile:\n{err}", file=sys.stderr)
     results.sort(reverse=True)
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-    print(f"{len(results)} units in {opts.build_dir}, {opts.jobs} at a time; slowest first")
+    print(f"{len(results)} units in {opts.build_dir}, {opts.jobs} at a time; CPU seconds, slowest first")
     for seconds, _, name, _ in results[:opts.top]:
         print(f"{seconds:7.1f} s  {os.path.relpath(name, root)}")
-    print(f"{sum(r[0] for r in results):7.1f} s  total (one core)")
+    print(f"{sum(r[0] for r in results):7.1f} s  total CPU (one core)")
     sys.exit(1 if failed else 0)
 
 
