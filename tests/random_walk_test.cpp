@@ -4,6 +4,7 @@
 // must never overlap and must be aligned; the accounting checker runs along the way and at the end.
 // STA_WALK_STEPS in the environment changes the length (valgrind runs use fewer steps); the default
 // is 1,000,000 per variant.
+#include "support/block_pattern.hpp"
 #include "support/pool_test_support.hpp"
 
 #include <cstdlib>
@@ -25,23 +26,13 @@ struct live_block {
     std::uint32_t seed;
 };
 
-inline unsigned char pattern(std::uint32_t seed, std::size_t i) {
-    return static_cast<unsigned char>((seed * 2654435761u + i * 40503u) >> 13);
-}
-
 void fill(void* p, std::size_t bytes, std::uint32_t seed) {
-    auto* b = static_cast<unsigned char*>(p);
-    for (std::size_t i = 0; i < bytes; ++i)
-        b[i] = pattern(seed, i);
+    fill_pattern(p, bytes, seed);
 }
 
 /// First index where the block differs from its pattern, or `bytes`.
 std::size_t first_mismatch(const void* p, std::size_t bytes, std::uint32_t seed) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < bytes; ++i)
-        if (b[i] != pattern(seed, i))
-            return i;
-    return bytes;
+    return first_pattern_mismatch(p, bytes, seed);
 }
 
 /// Sizes skewed towards the small classes, like real programs, but reaching every

@@ -11,6 +11,7 @@
 #define STA_POOL_C_IMPLEMENTATION
 #include "sta/pool.h"
 
+#include "support/block_pattern.hpp"
 #include "support/pool_test_support.hpp"
 
 #include "sta/containers.hpp"
@@ -92,26 +93,11 @@ TYPED_TEST_SUITE(PerThread, per_thread_variants, variant_names);
 
 // ---- helpers --------------------------------------------------------------------------
 
-/// The largest block any test fills.
-constexpr std::size_t max_filled_bytes = 700000;
-
-/// Content for block `index`: a slice of one table, so that a block is filled and
-/// checked with one memcpy / memcmp (ranges for TSan, not a loop per byte) and blocks of
-/// different indices hold different bytes.
-const unsigned char* pattern_of(std::size_t index) {
-    static const std::vector<unsigned char> table = [] {
-        std::vector<unsigned char> t(max_filled_bytes + 256);
-        for (std::size_t i = 0; i < t.size(); ++i)
-            t[i] = static_cast<unsigned char>(i * 7 + (i >> 8) * 13 + 1);
-        return t;
-    }();
-    return table.data() + index % 251;
-}
 void fill(void* p, std::size_t bytes, std::size_t index) {
-    std::memcpy(p, pattern_of(index), bytes);
+    fill_pattern(p, bytes, index);
 }
 bool intact(const void* p, std::size_t bytes, std::size_t index) {
-    return std::memcmp(p, pattern_of(index), bytes) == 0;
+    return first_pattern_mismatch(p, bytes, index) == bytes;
 }
 
 /// A block in flight between threads.
