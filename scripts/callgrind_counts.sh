@@ -26,7 +26,8 @@
 # libsta_malloc.so of DIR (built there first) under LD_PRELOAD of the `malloc` rows, with
 # its release checks on and with STA_MALLOC_CHECKS=0.
 #
-# Output: CSV (allocator,pattern,mode,bytes,instructions_per_op), to FILE or stdout.
+# Output: CSV (allocator,pattern,mode,bytes,instructions_per_op,raw_per_op,null_per_op), to
+# FILE or stdout: the null-subtracted figure, then the two it is the difference of.
 # Any allocator that fails under valgrind, or yields no counts, fails the script (its
 # valgrind log is shown): no allocator is left out quietly.
 set -Eeuo pipefail
@@ -133,7 +134,7 @@ awk '
         else { ops2[key] = $5; ir2[key] = $6 }
     }
     END {
-        print "allocator,pattern,mode,bytes,instructions_per_op"
+        print "allocator,pattern,mode,bytes,instructions_per_op,raw_per_op,null_per_op"
         for (i = 1; i <= n; ++i) {
             key = order[i]
             split(key, k, SUBSEP)
@@ -153,7 +154,7 @@ awk '
                 continue
             }
             b = (ir2[base] - ir1[base]) / (ops2[base] - ops1[base])
-            printf "%s,%s,%s,%s,%.1f\n", k[1], k[2], k[3], k[4], per - b
+            printf "%s,%s,%s,%s,%.1f,%.1f,%.1f\n", k[1], k[2], k[3], k[4], per - b, per, b
         }
         exit failed + 0
     }
