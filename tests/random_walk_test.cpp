@@ -26,15 +26,6 @@ struct live_block {
     std::uint32_t seed;
 };
 
-void fill(void* p, std::size_t bytes, std::uint32_t seed) {
-    fill_pattern(p, bytes, seed);
-}
-
-/// First index where the block differs from its pattern, or `bytes`.
-std::size_t first_mismatch(const void* p, std::size_t bytes, std::uint32_t seed) {
-    return first_pattern_mismatch(p, bytes, seed);
-}
-
 /// Sizes skewed towards the small classes, like real programs, but reaching every
 /// class, the tier boundary, size 0 and the large tier. In odd phases the small sizes
 /// move up to 129..2048 bytes: memory freed in one set of classes must serve another.
@@ -125,7 +116,7 @@ void walk() {
             const auto address = reinterpret_cast<std::uintptr_t>(p);
             ASSERT_FALSE(overlaps(live, address, bytes)) << "step " << step;
             const std::uint32_t seed = next_seed++;
-            fill(p, bytes, seed);
+            fill_pattern(p, bytes, seed);
             live.emplace(address, live_block{bytes, seed});
             order.push_back(address);
         } else if (op < 88) {
@@ -133,7 +124,7 @@ void walk() {
             ASSERT_NE(it, live.end());
             const live_block b = it->second;
             void* p = reinterpret_cast<void*>(it->first);
-            ASSERT_EQ(first_mismatch(p, b.bytes, b.seed), b.bytes)
+            ASSERT_EQ(first_pattern_mismatch(p, b.bytes, b.seed), b.bytes)
                 << "corrupted block of " << b.bytes << " bytes freed at step " << step;
             live.erase(it);
             pool::free(p, b.bytes);
@@ -147,7 +138,7 @@ void walk() {
             void* q = pool::realloc(p, b.bytes, new_bytes);
             ASSERT_NE(q, nullptr);
             const std::size_t kept = b.bytes < new_bytes ? b.bytes : new_bytes;
-            ASSERT_EQ(first_mismatch(q, kept, b.seed), kept)
+            ASSERT_EQ(first_pattern_mismatch(q, kept, b.seed), kept)
                 << "realloc " << b.bytes << " -> " << new_bytes << " lost content at step " << step;
             // A pooled shrink never moves in the seed's layout; in spans, only within a class.
             if (sta::detail::is_pooled_size(b.bytes) && sta::detail::is_pooled_size(new_bytes) &&
@@ -159,7 +150,7 @@ void walk() {
             const auto address = reinterpret_cast<std::uintptr_t>(q);
             ASSERT_FALSE(overlaps(live, address, new_bytes)) << "step " << step;
             const std::uint32_t seed = next_seed++;
-            fill(q, new_bytes, seed);
+            fill_pattern(q, new_bytes, seed);
             live.emplace(address, live_block{new_bytes, seed});
             order.push_back(address);
         }
@@ -170,7 +161,7 @@ void walk() {
     ASSERT_EQ(check_accounting<pool>(held_of(live)), "");
     for (const auto& [address, b] : live) {
         void* p = reinterpret_cast<void*>(address);
-        ASSERT_EQ(first_mismatch(p, b.bytes, b.seed), b.bytes);
+        ASSERT_EQ(first_pattern_mismatch(p, b.bytes, b.seed), b.bytes);
         pool::free(p, b.bytes);
     }
     EXPECT_EQ(check_accounting<pool>({}), "");

@@ -93,13 +93,6 @@ TYPED_TEST_SUITE(PerThread, per_thread_variants, variant_names);
 
 // ---- helpers --------------------------------------------------------------------------
 
-void fill(void* p, std::size_t bytes, std::size_t index) {
-    fill_pattern(p, bytes, index);
-}
-bool intact(const void* p, std::size_t bytes, std::size_t index) {
-    return first_pattern_mismatch(p, bytes, index) == bytes;
-}
-
 /// A block in flight between threads.
 struct sent_block {
     void* p;
@@ -224,7 +217,7 @@ TYPED_TEST(PerThread, ProducerConsumer) {
         std::vector<sent_block> batch;
         while (queue.take(batch))
             for (const sent_block& b : batch) {
-                if (!intact(b.p, b.bytes, b.index))
+                if (!pattern_intact(b.p, b.bytes, b.index))
                     damaged.fetch_add(1, std::memory_order_relaxed);
                 checked.fetch_add(1, std::memory_order_relaxed);
                 pool::free(b.p, b.bytes);
@@ -246,7 +239,7 @@ TYPED_TEST(PerThread, ProducerConsumer) {
                     ADD_FAILURE() << "alloc(" << bytes << ") gave nullptr";
                     continue;
                 }
-                fill(p, bytes, made);
+                fill_pattern(p, bytes, made);
                 batch.push_back({p, bytes, made++});
                 if (batch.size() == 128)
                     queue.put(std::exchange(batch, {}));
@@ -407,7 +400,7 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
         for (int round = 0; round < 4; ++round)
             for (std::size_t bytes : sizes) {
                 void* p = pool::alloc(bytes);
-                fill(p, bytes, index);
+                fill_pattern(p, bytes, index);
                 (index % 2 == 0 ? for_worker : for_main).push_back({p, bytes, index});
                 ++index;
             }
@@ -416,7 +409,7 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     std::thread worker([&] {
         handed_over.wait();
         for (const sent_block& b : for_worker) {
-            damaged += intact(b.p, b.bytes, b.index) ? 0 : 1;
+            damaged += pattern_intact(b.p, b.bytes, b.index) ? 0 : 1;
             pool::free(b.p, b.bytes);
         }
     });
@@ -424,7 +417,7 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     worker.join();
     EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
     for (const sent_block& b : for_main) { // the main thread has no pool in this family
-        damaged += intact(b.p, b.bytes, b.index) ? 0 : 1;
+        damaged += pattern_intact(b.p, b.bytes, b.index) ? 0 : 1;
         pool::free(b.p, b.bytes);
     }
     EXPECT_EQ(damaged, 0u);
@@ -505,14 +498,14 @@ TYPED_TEST(PerThread, ThousandThreadsInSequenceShareOnePool) {
             if (t == 0)
                 pool::set_purge_delay(pool::purge_never); // makes the thread's pool
             for (const sent_block& b : left) {
-                damaged += intact(b.p, std::min<std::size_t>(b.bytes, 64), b.index) ? 0 : 1;
+                damaged += pattern_intact(b.p, std::min<std::size_t>(b.bytes, 64), b.index) ? 0 : 1;
                 pool::free(b.p, b.bytes);
             }
             left.clear();
             for (std::size_t bytes : sizes)
                 for (std::size_t i = 0; i < 3; ++i) {
                     void* p = pool::alloc(bytes);
-                    fill(p, std::min<std::size_t>(bytes, 64), t + i);
+                    fill_pattern(p, std::min<std::size_t>(bytes, 64), t + i);
                     if (i == 0)
                         pool::free(p, bytes);
                     else
@@ -548,12 +541,13 @@ TYPED_TEST(PerThread, ThousandThreadsInPairsShareTwoPools) {
                 for (std::size_t i = 0; i < 2; ++i) {
                     void* p = pool::alloc(bytes);
                     const std::size_t index = pair * 4 + static_cast<std::size_t>(me) * 2 + i;
-                    fill(p, std::min<std::size_t>(bytes, 64), index);
+                    fill_pattern(p, std::min<std::size_t>(bytes, 64), index);
                     made[me].push_back({p, bytes, index});
                 }
             sync.arrive_and_wait();
             for (const sent_block& b : made[1 - me]) {
-                damaged[me] += intact(b.p, std::min<std::size_t>(b.bytes, 64), b.index) ? 0 : 1;
+                damaged[me] +=
+                    pattern_intact(b.p, std::min<std::size_t>(b.bytes, 64), b.index) ? 0 : 1;
                 pool::free(b.p, b.bytes);
             }
         };
@@ -602,7 +596,7 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
         for (std::vector<sent_block>* list : {&to_free, &to_realloc}) {
             void* p = heap::malloc(r.from);
             ASSERT_NE(p, nullptr);
-            fill(p, r.from, index);
+            fill_pattern(p, r.from, index);
             list->push_back({p, r.from, index++});
         }
     }
@@ -612,7 +606,7 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
     std::size_t damaged = 0, short_blocks = 0;
     std::thread([&] {
         for (const sent_block& b : to_free) {
-            damaged += intact(b.p, b.bytes, b.index) ? 0 : 1;
+            damaged += pattern_intact(b.p, b.bytes, b.index) ? 0 : 1;
             heap::free(b.p);
         }
         for (std::size_t i = 0; i < to_realloc.size(); ++i) {
@@ -623,7 +617,7 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
                 ++damaged;
                 continue;
             }
-            damaged += intact(q, std::min(b.bytes, to), b.index) ? 0 : 1;
+            damaged += pattern_intact(q, std::min(b.bytes, to), b.index) ? 0 : 1;
             short_blocks += heap::usable_size(q) >= to ? 0 : 1;
             moved.push_back({q, std::min(b.bytes, to), b.index}); // the bytes kept
         }
@@ -631,7 +625,7 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
     EXPECT_EQ(damaged, 0u);
     EXPECT_EQ(short_blocks, 0u);
     for (const sent_block& b : moved) { // into the other thread's parked pool, or here
-        EXPECT_TRUE(intact(b.p, b.bytes, b.index));
+        EXPECT_TRUE(pattern_intact(b.p, b.bytes, b.index));
         heap::free(b.p);
     }
     expect_all_back(report_after_taking_back<pool>());
@@ -696,7 +690,7 @@ TYPED_TEST(PerThread, ReallocMovesAnotherThreadsBlockIntoTheCallersPool) {
     for (std::size_t i = 0; i < std::size(resizes); ++i) {
         void* p = pool::alloc(resizes[i].from);
         ASSERT_NE(p, nullptr);
-        fill(p, resizes[i].from, i);
+        fill_pattern(p, resizes[i].from, i);
         blocks.push_back({p, resizes[i].from, i});
     }
     sta::detail::pool_state* const mine = own_state<pool>();
@@ -711,7 +705,7 @@ TYPED_TEST(PerThread, ReallocMovesAnotherThreadsBlockIntoTheCallersPool) {
                 wrong.push_back(what + ": nullptr");
                 continue;
             }
-            if (!intact(q, std::min(r.from, r.to), i))
+            if (!pattern_intact(q, std::min(r.from, r.to), i))
                 wrong.push_back(what + ": content changed");
             if (r.stays != (q == blocks[i].p))
                 wrong.push_back(what + (r.stays ? ": moved" : ": stayed"));
@@ -910,14 +904,14 @@ TEST(PerThreadDefaultPool, CFunctionsCrossThreads) {
     std::thread([&] {
         for (std::size_t i = 0; i < std::size(sizes); ++i) {
             blocks[i] = sta_malloc(sizes[i]);
-            fill(blocks[i], sizes[i], i);
+            fill_pattern(blocks[i], sizes[i], i);
         }
     }).join();
     std::size_t damaged = 0;
     std::thread([&] {
         for (std::size_t i = 0; i < std::size(sizes); ++i) {
             void* q = sta_realloc(blocks[i], sizes[i] + 3000);
-            damaged += q != nullptr && intact(q, sizes[i], i) ? 0 : 1;
+            damaged += q != nullptr && pattern_intact(q, sizes[i], i) ? 0 : 1;
             damaged += sta_usable_size(q) >= sizes[i] + 3000 ? 0 : 1;
             sta_free(q);
         }

@@ -1,9 +1,10 @@
 // Content for the blocks a test fills: a slice of one table per block index, so that a
 // block is filled and checked with one memcpy / memcmp (ranges for the sanitizers and
-// valgrind, not a loop per byte) and blocks of different indices hold different bytes.
+// valgrind, not a loop per byte) and blocks of neighbouring indices hold different bytes.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -12,16 +13,26 @@ namespace sta_test {
 /// The largest block a test fills.
 constexpr std::size_t max_patterned_bytes = 700000;
 
-/// The pattern of block `index`: max_patterned_bytes bytes. Neighbouring indices start 7
-/// apart in the table, so a block that holds another's bytes (or its own, shifted) fails.
+/// Block patterns start this many different places in the table.
+constexpr std::size_t pattern_starts = 4093;
+
+/// The pattern of block `index`: max_patterned_bytes bytes from place index %
+/// pattern_starts of a table of pseudo-random bytes, so blocks whose indices differ by
+/// less than pattern_starts (and a block shifted against its own pattern) agree on a
+/// byte only by chance, one byte in 256.
 inline const unsigned char* pattern_of(std::size_t index) {
     static const std::vector<unsigned char> table = [] {
-        std::vector<unsigned char> t(max_patterned_bytes + 256);
-        for (std::size_t i = 0; i < t.size(); ++i)
-            t[i] = static_cast<unsigned char>(i * 7 + (i >> 8) * 13 + 1);
+        std::vector<unsigned char> t(max_patterned_bytes + pattern_starts);
+        std::uint64_t x = 0x9E3779B97F4A7C15u; // xorshift64
+        for (unsigned char& byte : t) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            byte = static_cast<unsigned char>(x >> 56);
+        }
         return t;
     }();
-    return table.data() + index % 251;
+    return table.data() + index % pattern_starts;
 }
 
 /// Fill `bytes` (<= max_patterned_bytes) of `p` with block `index`'s pattern.
@@ -39,6 +50,11 @@ inline std::size_t first_pattern_mismatch(const void* p, std::size_t bytes, std:
     while (got[i] == want[i])
         ++i;
     return i;
+}
+
+/// True when all `bytes` of `p` hold block `index`'s pattern.
+inline bool pattern_intact(const void* p, std::size_t bytes, std::size_t index) {
+    return std::memcmp(p, pattern_of(index), bytes) == 0;
 }
 
 } // namespace sta_test
