@@ -1,0 +1,1 @@
+// The unit that builds the tests' precompiled header (support/test_pch.hpp).
