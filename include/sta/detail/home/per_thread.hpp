@@ -52,7 +52,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
-#include <thread>
 
 namespace sta::detail {
 

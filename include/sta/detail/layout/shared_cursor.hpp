@@ -35,12 +35,10 @@
 #include "sta/detail/pool/state.hpp"
 #include "sta/detail/pool/stats.hpp"
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 namespace sta::detail {
@@ -140,9 +138,10 @@ struct shared_cursor_core {
             const auto address = reinterpret_cast<std::uintptr_t>(from);
             const std::size_t alignment = address & (~address + 1);
             std::size_t piece = std::bit_floor(static_cast<std::size_t>(to - from));
-            if (alignment < max_block_align)
-                piece = std::min(piece, alignment);
-            piece = std::min(piece, max_class_bytes);
+            if (alignment < max_block_align && alignment < piece)
+                piece = alignment;
+            if (piece > max_class_bytes)
+                piece = max_class_bytes;
             Engine::push(slot_of(piece), from);
             from += piece;
         }
@@ -176,8 +175,8 @@ struct shared_cursor_core {
         if (static_cast<std::size_t>(st.end - st.cursor) < 2 * min_class_bytes && !next_page())
             return nullptr;
         std::byte* const block = st.cursor;
-        const std::size_t run =
-            std::min(smallest_class_run_bytes, static_cast<std::size_t>(st.end - block));
+        const auto left = static_cast<std::size_t>(st.end - block);
+        const std::size_t run = left < smallest_class_run_bytes ? left : smallest_class_run_bytes;
         st.cursor = block + run;
         for (std::size_t at = run - min_class_bytes; at != 0; at -= min_class_bytes)
             Engine::push(smallest_class_slot, block + at);

@@ -1,4 +1,5 @@
-// sta-pool: who is calling. Used only by checked builds (STA_POOL_CHECKS).
+// sta-pool: who is calling (checked builds, STA_POOL_CHECKS), and giving the CPU to
+// another thread (spin_lock, pool/state.hpp) without <thread>'s cost to every unit.
 //
 // thread_key() must cost next to nothing: it is read on every pool call in a
 // checked build. Linux x86-64 reads the thread pointer (%fs:0), Windows x64 the
@@ -12,8 +13,11 @@
 #include "sta/detail/os/windows.hpp"
 #include <intrin.h>
 #elif defined(__linux__)
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#else
+#include <thread>
 #endif
 
 namespace sta::detail {
@@ -46,6 +50,17 @@ inline unsigned long thread_number() noexcept {
     return static_cast<unsigned long>(::syscall(SYS_gettid));
 #else
     return static_cast<unsigned long>(thread_key());
+#endif
+}
+
+/// Let another thread run (std::this_thread::yield).
+inline void yield_thread() noexcept {
+#if defined(_WIN32)
+    ::SwitchToThread();
+#elif defined(__linux__)
+    ::sched_yield();
+#else
+    std::this_thread::yield();
 #endif
 }
 

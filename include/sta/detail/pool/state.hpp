@@ -13,13 +13,13 @@
 #include "sta/detail/heaps/private_heap.hpp"
 #include "sta/detail/heaps/retained_mappings.hpp"
 #include "sta/detail/os/pages.hpp"
+#include "sta/detail/os/thread_identity.hpp"
 #include "sta/detail/pool/purge_delay.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 
 namespace sta::detail {
 
@@ -123,7 +123,7 @@ struct spin_lock {
     void lock() noexcept {
         while (taken.test_and_set(std::memory_order_acquire))
             while (taken.test(std::memory_order_relaxed))
-                std::this_thread::yield();
+                yield_thread();
     }
     void unlock() noexcept { taken.clear(std::memory_order_release); }
 };
