@@ -107,11 +107,11 @@ template <class Pool>
 bool take_back_sent_blocks() {
     auto& inbox = Pool::detail_state().inbox.head;
     std::vector<void*> taken;
-    for (int i = 0; i < 64 && inbox.load(std::memory_order_acquire) != nullptr; ++i)
+    for (int i = 0; i < 64 && inbox.load(sta::detail::memory_order_acquire) != nullptr; ++i)
         taken.push_back(Pool::alloc(max_class_bytes));
     for (void* p : taken)
         Pool::free(p, max_class_bytes);
-    return inbox.load(std::memory_order_acquire) == nullptr;
+    return inbox.load(sta::detail::memory_order_acquire) == nullptr;
 }
 
 /// What the calling thread's pool says after taking back what was sent to it.
@@ -346,7 +346,7 @@ TYPED_TEST(PerThread, MoreOwnersThanWaysAllGetTheirBlocksBack) {
     constexpr std::size_t per_owner = 3;
     constexpr std::size_t bytes = 128;
     std::vector<std::vector<void*>> blocks(owners);
-    std::vector<std::atomic<void*>*> inboxes(owners);
+    std::vector<sta::detail::atomic<void*>*> inboxes(owners);
     std::vector<pool_report> reports(owners);
     count_latch allocated(static_cast<int>(owners)), freed(1);
     std::vector<std::thread> threads;
@@ -369,7 +369,7 @@ TYPED_TEST(PerThread, MoreOwnersThanWaysAllGetTheirBlocksBack) {
                 pool::free(blocks[o][i], bytes);
         held = pool::detail_state().outbox.held;
         checker = check_accounting<pool>(std::vector<held_block>{});
-        for (std::atomic<void*>* inbox : inboxes)
+        for (sta::detail::atomic<void*>* inbox : inboxes)
             home_before_trim += chain_length(inbox->load());
         (void)pool::trim();
         held_after_trim = pool::detail_state().outbox.held;

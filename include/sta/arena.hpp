@@ -106,9 +106,8 @@ class arena {
     /// `source`. Maps nothing until the first allocation.
     explicit arena(std::size_t block_bytes = default_block_bytes, arena_block_source source = {})
         : block_bytes_(block_bytes), source_(source) {
-        const std::string where = "sta::arena(" + std::to_string(block_bytes) + "): ";
-        detail::require_power_of_two_within(where, "the block size", block_bytes, min_block_bytes,
-                                            max_block_bytes);
+        detail::require_power_of_two_within("sta::arena", "", block_bytes, "the block size",
+                                            min_block_bytes, max_block_bytes);
     }
 
     arena(const arena&) = delete;

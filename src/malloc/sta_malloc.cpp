@@ -112,7 +112,7 @@ __attribute__((constructor)) void at_load() {
         const unsigned long long value = std::strtoull(mib, &end, 10);
         if (end != mib && *end == '\0' && value <= (SIZE_MAX >> 20))
             sta::detail::retained_limit_bytes.store(static_cast<std::size_t>(value) << 20,
-                                                    std::memory_order_relaxed);
+                                                    sta::detail::memory_order_relaxed);
         else
             say("sta_malloc: STA_MALLOC_RETAIN_MIB=%.60s is not a number of MiB; the default "
                 "stays\n",

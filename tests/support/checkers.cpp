@@ -184,7 +184,7 @@ std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
     }
     // S10: blocks sent home count as used until the owner drains them; the checker
     // accounts for live blocks, so it runs with the inbox empty.
-    if (s.inbox.head.load(std::memory_order_acquire) != nullptr)
+    if (s.inbox.head.load(detail::memory_order_acquire) != nullptr)
         fail("S10: the inbox holds blocks sent home by other threads (not drained yet)");
     if (segments != s.mappings)
         fail("S1: " + num(segments) + " segments listed, mappings says " + num(s.mappings));

@@ -22,7 +22,23 @@
 
 namespace sta::detail {
 
+/// A block the caller holds: its pointer and requested bytes.
+struct thread_heap_held {
+    const void* p;
+    std::size_t bytes;
+};
+
+/// The heap's friend, for its private blocks and lists.
+struct thread_heap_checker {
+    static std::string check(const thread_heap& h, std::span<const thread_heap_held> held);
+};
+
 inline std::string check_thread_heap(const thread_heap& h, std::span<const thread_heap_held> held) {
+    return thread_heap_checker::check(h, held);
+}
+
+inline std::string thread_heap_checker::check(const thread_heap& h,
+                                              std::span<const thread_heap_held> held) {
     using block = thread_heap::block;
     using chunk_header = thread_heap::chunk_header;
     checker_report report;

@@ -42,7 +42,7 @@
 
 #include "sta/detail/os/pages.hpp"
 
-#include <atomic>
+#include "sta/detail/atomic.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -50,9 +50,9 @@ namespace sta::detail {
 
 /// The most all pool states keep together (RM2): 64 MiB unless the program sets it (the
 /// drop-in's STA_MALLOC_RETAIN_MIB); 0 keeps nothing.
-inline std::atomic<std::size_t> retained_limit_bytes{std::size_t{64} << 20};
+inline atomic<std::size_t> retained_limit_bytes{std::size_t{64} << 20};
 /// What all pool states keep now (RM2).
-inline std::atomic<std::size_t> retained_total_bytes{0};
+inline atomic<std::size_t> retained_total_bytes{0};
 
 struct retained_mappings {
     static constexpr std::size_t max_count = 8;
@@ -67,12 +67,12 @@ struct retained_mappings {
     /// Keep the freed pages [p, p + bytes) (whole pages), at time `now`. False when they
     /// are not kept (more than the limit leaves room for): the caller unmaps them.
     bool keep(void* p, std::size_t bytes, std::uint32_t now) noexcept {
-        const std::size_t limit = retained_limit_bytes.load(std::memory_order_relaxed);
+        const std::size_t limit = retained_limit_bytes.load(memory_order_relaxed);
         if (bytes > limit)
             return false;
         // Room within the process's limit (RM2): this state's oldest ranges go first.
-        while (retained_total_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit) {
-            retained_total_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+        while (retained_total_bytes.fetch_add(bytes, memory_order_relaxed) + bytes > limit) {
+            retained_total_bytes.fetch_sub(bytes, memory_order_relaxed);
             if (count == 0)
                 return false; // the other threads keep it all
             drop(0);
@@ -93,7 +93,7 @@ struct retained_mappings {
             if (after != count) {
                 length[before] += length[after];
                 held += length[after]; // remove() takes it off again: counted once
-                retained_total_bytes.fetch_add(length[after], std::memory_order_relaxed);
+                retained_total_bytes.fetch_add(length[after], memory_order_relaxed);
                 remove(after);
             }
         } else if (after != count) {
@@ -178,7 +178,7 @@ struct retained_mappings {
         start[i] += bytes;
         length[i] -= bytes;
         held -= bytes;
-        retained_total_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+        retained_total_bytes.fetch_sub(bytes, memory_order_relaxed);
     }
     void drop(std::size_t i) noexcept {
         os_unmap_pages(start[i], length[i]);
@@ -186,7 +186,7 @@ struct retained_mappings {
     }
     void remove(std::size_t i) noexcept {
         held -= length[i];
-        retained_total_bytes.fetch_sub(length[i], std::memory_order_relaxed);
+        retained_total_bytes.fetch_sub(length[i], memory_order_relaxed);
         --count;
         for (; i < count; ++i) { // RM3: the order stays
             start[i] = start[i + 1];

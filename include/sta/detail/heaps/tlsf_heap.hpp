@@ -55,18 +55,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <span>
-#include <string>
 
 namespace sta {
 
 class thread_heap;
 namespace detail {
-struct thread_heap_held {
-    const void* p;
-    std::size_t bytes;
-};
-std::string check_thread_heap(const thread_heap& h, std::span<const thread_heap_held> held);
+struct thread_heap_checker; // the tests' white-box checker (tests/support)
 } // namespace detail
 
 /// Where a heap gets its chunks. Tests inject sources that fail or count.
@@ -175,10 +169,13 @@ class thread_heap {
         block* b = block_of(p);
         check_live(b, p, "free");
 #if STA_POOL_CHECKS
-        if (b->word2 != bytes)
-            die("size mismatch", p,
-                "freed with " + std::to_string(bytes) + " bytes, allocated with " +
-                    std::to_string(b->word2));
+        if (b->word2 != bytes) {
+            char text[96];
+            std::snprintf(text, sizeof text, "freed with %llu bytes, allocated with %llu",
+                          static_cast<unsigned long long>(bytes),
+                          static_cast<unsigned long long>(b->word2));
+            die("size mismatch", p, text);
+        }
 #endif
         release(b);
     }
@@ -260,8 +257,7 @@ class thread_heap {
     }
 
   private:
-    friend std::string detail::check_thread_heap(const thread_heap&,
-                                                 std::span<const detail::thread_heap_held>);
+    friend struct detail::thread_heap_checker;
 
     struct block {
         block* prev_phys;
@@ -515,20 +511,27 @@ class thread_heap {
                     [[maybe_unused]] const char* operation) noexcept {
 #if STA_POOL_CHECKS
         if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
-            die("foreign pointer", p, std::string("(") + operation + "): not 16-aligned");
+            die("foreign pointer", p, operation, "not 16-aligned");
         if (b->is_free())
-            die("double free", p, std::string("(") + operation + "): the block is free");
+            die("double free", p, operation, "the block is free");
         if (b->size() < min_block_bytes || b->word2 > b->size() - header_bytes)
-            die("foreign pointer", p,
-                std::string("(") + operation + "): not the start of a live block");
+            die("foreign pointer", p, operation, "not the start of a live block");
 #endif
     }
 
+    /// "<what>: block <p> <text>", reported (diag/misuse.hpp).
     [[noreturn]] STA_COLD static void die(const char* what, const void* p,
-                                          const std::string& detail) noexcept {
+                                          const char* text) noexcept {
         char line[512];
-        std::snprintf(line, sizeof line, "%s: block %p %s", what, p, detail.c_str());
+        std::snprintf(line, sizeof line, "%s: block %p %s", what, p, text);
         detail::report_misuse("sta::thread_heap", line);
+    }
+    /// "<what>: block <p> (<operation>): <text>", reported.
+    [[noreturn]] STA_COLD static void die(const char* what, const void* p, const char* operation,
+                                          const char* text) noexcept {
+        char line[512];
+        std::snprintf(line, sizeof line, "(%s): %s", operation, text);
+        die(what, p, line);
     }
 
     thread_heap_source source_;

@@ -48,7 +48,7 @@
 #include "sta/detail/pool/checked_build.hpp"
 #include "sta/detail/pool/state.hpp"
 
-#include <atomic>
+#include "sta/detail/atomic.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -76,55 +76,50 @@ struct per_thread_home {
     /// Any thread may call: nothing to check.
     STA_FORCE_INLINE static void check_thread() noexcept {}
 
-    static std::size_t page_bytes() noexcept { return page_bytes_.load(std::memory_order_relaxed); }
+    static std::size_t page_bytes() noexcept { return page_bytes_.load(memory_order_relaxed); }
     static void set_page_bytes(std::size_t bytes) noexcept {
-        page_bytes_.store(bytes, std::memory_order_relaxed);
+        page_bytes_.store(bytes, memory_order_relaxed);
     }
     /// The page size bounds the heap tier of every thread's pool: it is chosen before
     /// any of them holds memory.
     static bool holds_memory() noexcept {
-        return segments_.load(std::memory_order_relaxed) != 0 ||
-               heap_used_.load(std::memory_order_relaxed);
+        return segments_.load(memory_order_relaxed) != 0 || heap_used_.load(memory_order_relaxed);
     }
-    static void segment_mapped() noexcept { segments_.fetch_add(1, std::memory_order_relaxed); }
+    static void segment_mapped() noexcept { segments_.fetch_add(1, memory_order_relaxed); }
     static void heap_used() noexcept {
-        if (!heap_used_.load(std::memory_order_relaxed))
-            heap_used_.store(true, std::memory_order_relaxed);
+        if (!heap_used_.load(memory_order_relaxed))
+            heap_used_.store(true, memory_order_relaxed);
     }
     static checked_registry& registry() noexcept {
-        static checked_registry* const shared = [] {
-            auto* const r = new checked_registry; // never deleted
-            r->shared = true;
-            return r;
-        }();
+        static checked_registry* const shared = new_checked_registry(true);
         return *shared;
     }
 
     /// The span layout's options for segments, for every state made from now on (a
     /// state already made keeps its own: memory_pool::set_huge_pages sets both).
     static void set_huge_pages_for_new(std::uint32_t from_segments, bool dense) noexcept {
-        huge_pages_for_new_.store(from_segments, std::memory_order_relaxed);
-        huge_pages_dense_for_new_.store(dense, std::memory_order_relaxed);
+        huge_pages_for_new_.store(from_segments, memory_order_relaxed);
+        huge_pages_dense_for_new_.store(dense, memory_order_relaxed);
     }
     static void set_prefault_for_new(bool on) noexcept {
-        prefault_for_new_.store(on, std::memory_order_relaxed);
+        prefault_for_new_.store(on, memory_order_relaxed);
     }
     static void set_purge_delay_for_new(std::uint32_t ms) noexcept {
-        purge_delay_for_new_.store(ms, std::memory_order_relaxed);
+        purge_delay_for_new_.store(ms, memory_order_relaxed);
     }
 
     /// A thread pushed a block onto `owner`'s inbox. When the owner's thread has ended,
     /// the sender takes it back itself (PH4): nothing freed waits for a new thread.
     static void sent_home(pool_state& owner) noexcept {
-        if (owner.parked.load(std::memory_order_seq_cst)) [[unlikely]]
+        if (owner.parked.load(memory_order_seq_cst)) [[unlikely]]
             drain_parked(static_cast<State&>(owner));
     }
 
     /// Does some parked state keep free memory for its delay? One relaxed load or two.
     static bool parked_wait() noexcept {
-        return parked_noted_.load(std::memory_order_relaxed) !=
-                   parked_seen_.load(std::memory_order_relaxed) ||
-               parked_still_wait_.load(std::memory_order_relaxed);
+        return parked_noted_.load(memory_order_relaxed) !=
+                   parked_seen_.load(memory_order_relaxed) ||
+               parked_still_wait_.load(memory_order_relaxed);
     }
 
     /// What parked states kept for their delay, given back once it has passed: a walk of
@@ -132,10 +127,10 @@ struct per_thread_home {
     /// thread's slow path gets here (the layout's give_back_due). A state another thread
     /// holds is passed over until the next walk.
     static void give_back_parked(std::uint32_t now) noexcept {
-        if (now - parked_checked_ms_.load(std::memory_order_relaxed) < parked_check_ms)
+        if (now - parked_checked_ms_.load(memory_order_relaxed) < parked_check_ms)
             return;
-        parked_checked_ms_.store(now, std::memory_order_relaxed);
-        const std::uint32_t noted = parked_noted_.load(std::memory_order_relaxed);
+        parked_checked_ms_.store(now, memory_order_relaxed);
+        const std::uint32_t noted = parked_noted_.load(memory_order_relaxed);
         bool still = false;
         {
             const spin_guard lock(lock_);
@@ -147,8 +142,8 @@ struct per_thread_home {
                 still = still || Engine::core::waits(s);
             }
         }
-        parked_still_wait_.store(still, std::memory_order_relaxed);
-        parked_seen_.store(noted, std::memory_order_relaxed);
+        parked_still_wait_.store(still, memory_order_relaxed);
+        parked_seen_.store(noted, memory_order_relaxed);
     }
 
     /// Give back, at once, what every parked state could give (trim): its clean spans'
@@ -177,7 +172,7 @@ struct per_thread_home {
         out.pools_made = made_;
         for (pool_state* s = parked_; s != nullptr; s = s->next_parked)
             ++out.pools_parked;
-        out.segments_mapped = segments_.load(std::memory_order_relaxed);
+        out.segments_mapped = segments_.load(memory_order_relaxed);
         return out;
     }
 
@@ -194,7 +189,7 @@ struct per_thread_home {
             return nullptr;
         {
             const spin_guard held(s->parked_lock); // a sender may be draining it (PH4)
-            s->parked.store(false, std::memory_order_seq_cst);
+            s->parked.store(false, memory_order_seq_cst);
         }
         s->next_parked = nullptr;
         if (!current::set(s)) { // the OS has no slot for it (mingw g++: TlsAlloc refused)
@@ -213,10 +208,10 @@ struct per_thread_home {
             return nullptr;
         State* const s = new (memory) State{};
         s->page_bytes = page_bytes();
-        s->huge_pages_from = huge_pages_for_new_.load(std::memory_order_relaxed);
-        s->huge_pages_dense = huge_pages_dense_for_new_.load(std::memory_order_relaxed);
-        s->prefault = prefault_for_new_.load(std::memory_order_relaxed);
-        s->purge.set_base(purge_delay_for_new_.load(std::memory_order_relaxed));
+        s->huge_pages_from = huge_pages_for_new_.load(memory_order_relaxed);
+        s->huge_pages_dense = huge_pages_dense_for_new_.load(memory_order_relaxed);
+        s->prefault = prefault_for_new_.load(memory_order_relaxed);
+        s->purge.set_base(purge_delay_for_new_.load(memory_order_relaxed));
         s->home = &hooks_;
         const spin_guard lock(lock_);
         ++made_;
@@ -230,7 +225,7 @@ struct per_thread_home {
         Engine::core::send_outbox(*s); // before the lock: sending may drain a parked owner
         {
             const spin_guard held(s->parked_lock);
-            s->parked.store(true, std::memory_order_seq_cst);
+            s->parked.store(true, memory_order_seq_cst);
             Engine::core::drain_parked(*s);
             s->retained.release_all();
             s->heap.hand_over();
@@ -246,7 +241,7 @@ struct per_thread_home {
     /// A sender takes back what it sent to a parked state, with what others sent.
     STA_NOINLINE static void drain_parked(State& s) noexcept {
         const spin_guard held(s.parked_lock);
-        if (!s.parked.load(std::memory_order_relaxed))
+        if (!s.parked.load(memory_order_relaxed))
             return; // adopted meanwhile: its new thread drains it
         Engine::core::drain_parked(s);
         s.heap.hand_over(); // the heap's owner is whoever adopts the state, not the sender
@@ -257,7 +252,7 @@ struct per_thread_home {
     /// any thread of the family that finds it due gives it back (give_back_parked).
     static void note_parked_wait(State& s) noexcept {
         if (Engine::core::waits(s))
-            parked_noted_.fetch_add(1, std::memory_order_relaxed);
+            parked_noted_.fetch_add(1, memory_order_relaxed);
     }
 
     static constexpr home_hooks hooks_{&parked_wait, &give_back_parked, &sent_home,
@@ -266,20 +261,20 @@ struct per_thread_home {
     /// The calling thread's state (PH1): reads idle_ until the thread adopts one, and its
     /// thread's end parks it (os/thread_slot.hpp).
     using current = thread_slot<State, &idle_, &thread_ended>;
-    static constinit inline std::atomic<std::size_t> page_bytes_{default_page_bytes};
-    static constinit inline std::atomic<std::size_t> segments_{0};
-    static constinit inline std::atomic<bool> heap_used_{false};
-    static constinit inline std::atomic<std::uint32_t> huge_pages_for_new_{default_huge_pages_from};
-    static constinit inline std::atomic<bool> huge_pages_dense_for_new_{default_huge_pages_dense};
-    static constinit inline std::atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
-    static constinit inline std::atomic<std::uint32_t> purge_delay_for_new_{default_purge_delay_ms};
+    static constinit inline atomic<std::size_t> page_bytes_{default_page_bytes};
+    static constinit inline atomic<std::size_t> segments_{0};
+    static constinit inline atomic<bool> heap_used_{false};
+    static constinit inline atomic<std::uint32_t> huge_pages_for_new_{default_huge_pages_from};
+    static constinit inline atomic<bool> huge_pages_dense_for_new_{default_huge_pages_dense};
+    static constinit inline atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
+    static constinit inline atomic<std::uint32_t> purge_delay_for_new_{default_purge_delay_ms};
     /// Parked states that keep memory for its delay (give_back_parked): notes made, the
     /// notes the last walk saw, whether a state still waited after it, and when it ran.
     static constexpr std::uint32_t parked_check_ms = 10;
-    static constinit inline std::atomic<std::uint32_t> parked_noted_{0};
-    static constinit inline std::atomic<std::uint32_t> parked_seen_{0};
-    static constinit inline std::atomic<bool> parked_still_wait_{false};
-    static constinit inline std::atomic<std::uint32_t> parked_checked_ms_{0};
+    static constinit inline atomic<std::uint32_t> parked_noted_{0};
+    static constinit inline atomic<std::uint32_t> parked_seen_{0};
+    static constinit inline atomic<bool> parked_still_wait_{false};
+    static constinit inline atomic<std::uint32_t> parked_checked_ms_{0};
     static constinit inline spin_lock lock_{}; // guards parked_ and made_
     static constinit inline pool_state* parked_ = nullptr;
     static constinit inline std::size_t made_ = 0;

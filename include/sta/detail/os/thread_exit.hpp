@@ -29,8 +29,8 @@
 #include "sta/detail/os/windows.hpp"
 #elif defined(__MINGW32__)
 #define STA_THREAD_EXIT_EVERY_THREAD 1
+#include "sta/detail/atomic.hpp"
 #include "sta/detail/os/windows.hpp"
-#include <atomic>
 #else
 #define STA_THREAD_EXIT_EVERY_THREAD 0
 #include <pthread.h>
@@ -71,16 +71,16 @@ struct thread_exit_entry {
 };
 
 /// The entries, newest first; never removed.
-inline constinit std::atomic<thread_exit_entry*> thread_exit_entries{nullptr};
+inline constinit atomic<thread_exit_entry*> thread_exit_entries{nullptr};
 
 /// From now on, entry.run() is called on every thread of the process that ends (not on
 /// the thread that calls exit). Call once per entry.
 inline void run_at_every_thread_exit(thread_exit_entry& entry) noexcept {
-    thread_exit_entry* head = thread_exit_entries.load(std::memory_order_relaxed);
+    thread_exit_entry* head = thread_exit_entries.load(memory_order_relaxed);
     do
         entry.next = head;
-    while (!thread_exit_entries.compare_exchange_weak(head, &entry, std::memory_order_release,
-                                                      std::memory_order_relaxed));
+    while (!thread_exit_entries.compare_exchange_weak(head, &entry, memory_order_release,
+                                                      memory_order_relaxed));
 }
 
 /// Every entry, again while one of them did something (it may have given the thread
@@ -90,8 +90,8 @@ inline void NTAPI thread_exit_callback(void*, DWORD reason, void*) noexcept {
         return;
     for (int round = 0; round < 4; ++round) {
         bool ran = false;
-        for (thread_exit_entry* e = thread_exit_entries.load(std::memory_order_acquire);
-             e != nullptr; e = e->next)
+        for (thread_exit_entry* e = thread_exit_entries.load(memory_order_acquire); e != nullptr;
+             e = e->next)
             ran = e->run() || ran;
         if (!ran)
             return;

@@ -34,8 +34,8 @@
 
 #if defined(__MINGW32__) && !defined(__clang__)
 #define STA_THREAD_SLOT_TLS_INDEX 1 // mingw-w64 g++: a TlsAlloc index, not thread_local
+#include "sta/detail/atomic.hpp"
 #include "sta/detail/os/windows.hpp"
-#include <atomic>
 #else
 #define STA_THREAD_SLOT_TLS_INDEX 0
 #endif
@@ -67,7 +67,7 @@ template <class T, T* Empty>
 struct thread_slot_value {
     STA_FORCE_INLINE static T* get() noexcept {
 #if defined(__x86_64__)
-        const std::uintptr_t at = teb_offset_.load(std::memory_order_relaxed);
+        const std::uintptr_t at = teb_offset_.load(memory_order_relaxed);
         std::uintptr_t v;
         if (at != 0) [[likely]] {
             __asm__("movq %%gs:(%1), %0" : "=r"(v) : "r"(at), "m"(order_));
@@ -85,13 +85,13 @@ struct thread_slot_value {
             return false;
         const std::uintptr_t v = reinterpret_cast<std::uintptr_t>(p) - empty();
 #if defined(__x86_64__)
-        if (const std::uintptr_t at = teb_offset_.load(std::memory_order_relaxed); at != 0) {
+        if (const std::uintptr_t at = teb_offset_.load(memory_order_relaxed); at != 0) {
             __asm__("movq %1, %%gs:(%2)" : "+m"(order_) : "r"(v), "r"(at));
             return true;
         }
 #endif
         const DWORD error = ::GetLastError(); // a pool call leaves the last error alone
-        (void)::TlsSetValue(index_.load(std::memory_order_acquire), reinterpret_cast<void*>(v));
+        (void)::TlsSetValue(index_.load(memory_order_acquire), reinterpret_cast<void*>(v));
         ::SetLastError(error);
         return true;
     }
@@ -116,7 +116,7 @@ struct thread_slot_value {
     /// for a thread on its first store there (null before: 0). As TlsGetValue reads them,
     /// without the call, so the fast path around get() needs no frame.
     STA_FORCE_INLINE static std::uintptr_t value_by_index() noexcept {
-        const DWORD index = index_.load(std::memory_order_acquire);
+        const DWORD index = index_.load(memory_order_acquire);
         std::uintptr_t v = 0;
         if (index == no_index)
             return v;
@@ -135,7 +135,7 @@ struct thread_slot_value {
 #else
     /// Before the first set() of the process: Empty; then TlsGetValue.
     STA_NOINLINE static T* get_by_call() noexcept {
-        const DWORD index = index_.load(std::memory_order_acquire);
+        const DWORD index = index_.load(memory_order_acquire);
         if (index == no_index)
             return Empty;
         const DWORD error = ::GetLastError(); // TlsGetValue clears it
@@ -148,26 +148,26 @@ struct thread_slot_value {
     /// The slot's index, allocated once for the process by whichever thread comes first
     /// (the OS zeroes the new slot in every thread).
     static bool reserve() noexcept {
-        if (index_.load(std::memory_order_acquire) != no_index)
+        if (index_.load(memory_order_acquire) != no_index)
             return true;
         const DWORD mine = ::TlsAlloc();
         if (mine == no_index)
             return false;
         DWORD expected = no_index;
-        if (!index_.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+        if (!index_.compare_exchange_strong(expected, mine, memory_order_acq_rel)) {
             ::TlsFree(mine); // another thread's came first
             return true;
         }
 #if defined(__x86_64__)
         if (mine < teb_direct_slots)
-            teb_offset_.store(teb_tls_slots + 8 * std::uintptr_t{mine}, std::memory_order_release);
+            teb_offset_.store(teb_tls_slots + 8 * std::uintptr_t{mine}, memory_order_release);
 #endif
         return true;
     }
 
-    static constinit inline std::atomic<DWORD> index_{no_index};
+    static constinit inline atomic<DWORD> index_{no_index};
     /// 0 until an index below 64 is allocated, then its offset in the TEB (never 0).
-    static constinit inline std::atomic<std::uintptr_t> teb_offset_{0};
+    static constinit inline atomic<std::uintptr_t> teb_offset_{0};
     /// No instruction touches it: the asm operand through which the compiler sees set()'s
     /// TEB store and get()'s TEB load as a write and a read of one object, in order.
     static constinit inline int order_ = 0;

@@ -11,7 +11,7 @@
 // reports no memory (segment_map_covers), so no pooled block lies where the map is blind.
 #pragma once
 
-#include <atomic>
+#include "sta/detail/atomic.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -23,12 +23,12 @@ inline constexpr std::size_t segment_map_words =
     (std::size_t{1} << (mapped_address_bits - segment_shift)) / 64;
 
 /// Shared by every pool of the process, so its words are accessed atomically
-/// (std::atomic_ref; a plain array, because clang cannot constant-initialise 2^20
-/// std::atomic objects): threads that map segments at once set bits of one word with
+/// (atomic_ref; a plain array, because clang cannot constant-initialise 2^20
+/// atomic objects): threads that map segments at once set bits of one word with
 /// fetch_or, never losing one. Reads are relaxed loads (a plain mov): a pointer reaches
 /// another thread only through that program's own synchronisation, which orders the
 /// bit's store before it.
-alignas(std::atomic_ref<std::uint64_t>::required_alignment) inline constinit std::uint64_t
+alignas(atomic_ref<std::uint64_t>::required_alignment) inline constinit std::uint64_t
     segment_map[segment_map_words] = {};
 
 /// True when the map has a bit for the segment at `base`.
@@ -40,23 +40,23 @@ inline bool segment_map_covers(const void* base) noexcept {
 inline void mark_pool_segment(const void* base) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
     if (n / 64 < segment_map_words)
-        std::atomic_ref<std::uint64_t>(segment_map[n / 64])
-            .fetch_or(std::uint64_t{1} << (n % 64), std::memory_order_relaxed);
+        atomic_ref<std::uint64_t>(segment_map[n / 64])
+            .fetch_or(std::uint64_t{1} << (n % 64), memory_order_relaxed);
 }
 
 /// The segment at `base` is given back to the OS: its addresses are no pool's any more.
 inline void unmark_pool_segment(const void* base) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(base) >> segment_shift;
     if (n / 64 < segment_map_words)
-        std::atomic_ref<std::uint64_t>(segment_map[n / 64])
-            .fetch_and(~(std::uint64_t{1} << (n % 64)), std::memory_order_relaxed);
+        atomic_ref<std::uint64_t>(segment_map[n / 64])
+            .fetch_and(~(std::uint64_t{1} << (n % 64)), memory_order_relaxed);
 }
 
 /// True when p lies in a segment some span-layout pool mapped.
 inline bool is_pool_segment(const void* p) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(p) >> segment_shift;
     return n / 64 < segment_map_words &&
-           ((std::atomic_ref<std::uint64_t>(segment_map[n / 64]).load(std::memory_order_relaxed) >>
+           ((atomic_ref<std::uint64_t>(segment_map[n / 64]).load(memory_order_relaxed) >>
              (n % 64)) &
             1u) != 0;
 }

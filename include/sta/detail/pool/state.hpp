@@ -17,7 +17,7 @@
 #include "sta/detail/pool/purge_delay.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
-#include <atomic>
+#include "sta/detail/atomic.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -57,23 +57,22 @@ struct free_block {
 /// Both are sequentially consistent with a state's `parked` flag (home/per_thread.hpp):
 /// a block pushed while its owner parks is taken by the parking thread or by the sender.
 struct remote_inbox {
-    std::atomic<void*> head{nullptr};
+    atomic<void*> head{nullptr};
 
     /// Any thread. The blocks `first` .. `last`, linked through their first words, are
     /// the sender's no more: `last`'s first word becomes the link to what was there.
     void push(void* first, void* last) noexcept {
-        void* old = head.load(std::memory_order_relaxed);
+        void* old = head.load(memory_order_relaxed);
         do
             hooks::store_link(last, old);
-        while (!head.compare_exchange_weak(old, first, std::memory_order_seq_cst,
-                                           std::memory_order_relaxed));
+        while (!head.compare_exchange_weak(old, first, memory_order_seq_cst, memory_order_relaxed));
     }
     void push(void* block) noexcept { push(block, block); }
     /// The owner only: every block sent so far (nullptr when none), linked.
     void* take_all() noexcept {
-        if (head.load(std::memory_order_seq_cst) == nullptr)
+        if (head.load(memory_order_seq_cst) == nullptr)
             return nullptr;
-        return head.exchange(nullptr, std::memory_order_seq_cst);
+        return head.exchange(nullptr, memory_order_seq_cst);
     }
 };
 
@@ -119,13 +118,13 @@ struct remote_outbox {
 /// A lock held for a few instructions off every fast path: a per-thread family's lists
 /// (home/per_thread.hpp) and a parked state.
 struct spin_lock {
-    std::atomic_flag taken = ATOMIC_FLAG_INIT;
+    atomic_flag taken;
     void lock() noexcept {
-        while (taken.test_and_set(std::memory_order_acquire))
-            while (taken.test(std::memory_order_relaxed))
+        while (taken.test_and_set(memory_order_acquire))
+            while (taken.test(memory_order_relaxed))
                 yield_thread();
     }
-    void unlock() noexcept { taken.clear(std::memory_order_release); }
+    void unlock() noexcept { taken.clear(memory_order_release); }
 };
 struct spin_guard {
     explicit spin_guard(spin_lock& l) noexcept : l_(l) { l_.lock(); }
@@ -177,7 +176,7 @@ struct pool_state {
     remote_inbox inbox;                // blocks freed by other threads
     remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
-    std::atomic<bool> parked{false};   // PH4: its thread ended, no thread adopted it since
+    atomic<bool> parked{false};        // PH4: its thread ended, no thread adopted it since
     spin_lock parked_lock;             // PH4: held to change or drain a parked state
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
     retained_mappings retained;
