@@ -41,8 +41,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 namespace sta {
@@ -289,13 +287,12 @@ class basic_memory_pool {
     /// [256 KiB, 1 GiB]; the default is 1 MiB.
     static void set_page_bytes(std::size_t bytes) {
         engine::home::check_thread();
-        const std::string where =
-            std::string(engine::name) + "::set_page_bytes(" + std::to_string(bytes) + "): ";
         if (engine::home::holds_memory())
-            throw std::logic_error(where + "the pool has already mapped a page; the page size "
-                                           "is chosen once, before the first allocation");
-        detail::require_power_of_two_within(where, "the page size", bytes, min_page_bytes,
-                                            max_page_bytes);
+            detail::throw_too_late(engine::name, "::set_page_bytes", bytes,
+                                   "the pool has already mapped a page; the page size is "
+                                   "chosen once, before the first allocation");
+        detail::require_power_of_two_within(engine::name, "::set_page_bytes", bytes,
+                                            "the page size", min_page_bytes, max_page_bytes);
         engine::home::set_page_bytes(bytes);
     }
 

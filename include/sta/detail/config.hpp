@@ -57,8 +57,19 @@
 //                    Default 0.
 //   STA_POOL_NO_HOOKS for tests/hooks_cost only: cut the hook sites out entirely, to
 //                    prove that a release build's fast path does not change with them.
+//   STA_POOL_COMPILED 1: the library's compiled part (src/pool, the static library
+//                    sta_pool_compiled, which the CMake target sta::pool links and sets
+//                    this for) holds the code that is the same for every pool: the span
+//                    layout's slow paths for each class set and thread mode, and the
+//                    messages of refused arguments. A unit then parses no <string> or
+//                    <stdexcept> for them and instantiates none of it. 0 (the default
+//                    without CMake): every header is self-contained, nothing to link.
+//                    A unit whose switches above differ from the compiled part's
+//                    instantiates its own slow paths (config_key below), so a program
+//                    may mix them.
 //
-// All must be the same in every translation unit of a program.
+// All but STA_POOL_COMPILED must be the same in every translation unit of a program,
+// except in the units of the compiled part's own instantiations (config_key).
 #pragma once
 
 #ifndef STA_POOL_CHECKS
@@ -120,6 +131,23 @@
 #ifndef STA_POOL_INITIAL_EXEC
 #define STA_POOL_INITIAL_EXEC 0
 #endif
+#ifndef STA_POOL_COMPILED
+#define STA_POOL_COMPILED 0
+#endif
+// STA_POOL_COMPILING: defined by the compiled part's own units (src/pool), which give the
+// bodies that the headers only declare when STA_POOL_COMPILED is 1.
+#if !STA_POOL_COMPILED || defined(STA_POOL_COMPILING)
+#define STA_POOL_BODIES 1
+#else
+#define STA_POOL_BODIES 0
+#endif
+// The linkage of a body that lives in the compiled part: inline in a header-only unit.
+#if STA_POOL_COMPILED
+#define STA_POOL_OUT_OF_LINE
+#else
+#define STA_POOL_OUT_OF_LINE inline
+#endif
+
 #if STA_POOL_INITIAL_EXEC && (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32)
 #define STA_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
@@ -153,3 +181,41 @@
 #define STA_COLD
 #define STA_ASSUME(c) ((void)0)
 #endif
+
+namespace sta::detail {
+
+/// The switches that change the code of a slow path, in one number.
+constexpr unsigned long long config_key_of(bool checks, bool stats, bool valgrind, bool asan,
+                                           bool no_hooks, bool big_from_os, bool initial_exec,
+                                           bool prefault, unsigned huge_pages,
+                                           long long purge_delay_ms) noexcept {
+    return (checks ? 1ull : 0ull) | (stats ? 2ull : 0ull) | (valgrind ? 4ull : 0ull) |
+           (asan ? 8ull : 0ull) | (no_hooks ? 16ull : 0ull) | (big_from_os ? 32ull : 0ull) |
+           (initial_exec ? 64ull : 0ull) | (prefault ? 128ull : 0ull) |
+           (static_cast<unsigned long long>(huge_pages) & 3ull) << 8 |
+           (static_cast<unsigned long long>(purge_delay_ms + 1) & 0xffffffffull) << 16;
+}
+
+/// This unit's switches: the templates the compiled part instantiates take it as a
+/// parameter, so a unit built with other switches names instantiations of its own rather
+/// than the compiled part's (no two bodies under one name).
+inline constexpr unsigned long long config_key =
+    config_key_of(STA_POOL_CHECKS, STA_POOL_STATS, STA_POOL_VALGRIND, STA_POOL_ASAN,
+                  STA_POOL_NO_HOOKS, STA_POOL_BIG_FROM_OS, STA_POOL_INITIAL_EXEC, STA_POOL_PREFAULT,
+                  STA_POOL_HUGE_PAGES, STA_POOL_PURGE_DELAY_MS);
+
+/// The two keys the compiled part instantiates (src/pool): every switch at its default,
+/// with checks off (a release build) and on (a checked build, with valgrind's requests
+/// where its header is found), under this unit's ASan.
+#if __has_include(<valgrind/memcheck.h>)
+inline constexpr bool valgrind_header = true;
+#else
+inline constexpr bool valgrind_header = false;
+#endif
+inline constexpr unsigned long long compiled_release_key =
+    config_key_of(false, false, false, STA_POOL_ASAN, false, false, false, false, 2, 500);
+inline constexpr unsigned long long compiled_checked_key =
+    config_key_of(true, false, valgrind_header && !STA_POOL_ASAN, STA_POOL_ASAN, false, false,
+                  false, false, 2, 500);
+
+} // namespace sta::detail

@@ -58,7 +58,7 @@ namespace sta::detail {
 /// instantiation per class set and thread mode, whatever the family. It works on the state
 /// it is given; what it asks of a per-thread family's home goes through the state's
 /// `home` (pool/state.hpp).
-template <class Classes, bool Threaded>
+template <class Classes, bool Threaded, unsigned long long Config = config_key>
 struct span_slow {
     static constexpr bool threaded = Threaded;
     /// The pool's class set (pool/size_class.hpp): its slots index the state's arrays.
@@ -355,7 +355,7 @@ struct span_slow {
     /// parked state goes home at once: its sender takes it back (nothing waits).
     STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
         span_state* const owner = owner_of(p);
-        if (self == nullptr || owner->parked.load(std::memory_order_relaxed))
+        if (self == nullptr || owner->parked.load(memory_order_relaxed))
             return push_home(*owner, p, p);
         remote_outbox& out = self->outbox;
         remote_outbox::way& w = out.way_of(owner);
@@ -812,5 +812,19 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         return -1;
     }
 };
+
+#if STA_POOL_COMPILED && !defined(STA_POOL_COMPILING)
+// The compiled part's instantiations (src/pool/spans_release.cpp, spans_checked.cpp): a
+// unit whose switches are at their defaults uses them; any other names its own (the
+// config_key parameter), so these declarations do not apply to it.
+extern template struct span_slow<quarter_classes, true, compiled_release_key>;
+extern template struct span_slow<quarter_classes, false, compiled_release_key>;
+extern template struct span_slow<power_of_two_classes, true, compiled_release_key>;
+extern template struct span_slow<power_of_two_classes, false, compiled_release_key>;
+extern template struct span_slow<quarter_classes, true, compiled_checked_key>;
+extern template struct span_slow<quarter_classes, false, compiled_checked_key>;
+extern template struct span_slow<power_of_two_classes, true, compiled_checked_key>;
+extern template struct span_slow<power_of_two_classes, false, compiled_checked_key>;
+#endif
 
 } // namespace sta::detail

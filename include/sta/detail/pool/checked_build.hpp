@@ -23,21 +23,46 @@
 // any of this (basic_memory_pool's hook sites are `if constexpr` on the switch).
 #pragma once
 
+#include "sta/detail/pool/state.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+// Declarations for every build, so a pool's `if constexpr (checks)` sites compile in a
+// release build too; the definitions, and the <mutex>, <string> and <unordered_map> they
+// need, only in a checked build (below), so a release unit does not parse them.
+namespace sta::detail {
+
+/// Fill bytes of checked builds.
+inline constexpr unsigned char fill_allocated = 0xCD; ///< fresh memory ("cleared data")
+inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead data")
+
+struct checked_registry;
+checked_registry& registry_of(pool_state& s);
+checked_registry* new_checked_registry(bool shared);
+void checked_allocated(checked_registry& r, void* p, std::size_t bytes);
+template <class Core>
+void checked_live(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
+                  const char* operation);
+template <class Core>
+void checked_freed(checked_registry& r, const char* pool_name, void* p, std::size_t bytes);
+void checked_moved(checked_registry& r, std::uintptr_t from, std::uintptr_t to, std::size_t bytes);
+
+} // namespace sta::detail
+
+#if STA_POOL_CHECKS
+
 #include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/pool/size_class.hpp"
-#include "sta/detail/pool/state.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 namespace sta::detail {
-
-/// Fill bytes of checked builds.
-inline constexpr unsigned char fill_allocated = 0xCD; ///< fresh memory ("cleared data")
-inline constexpr unsigned char fill_freed = 0xDD;     ///< freed memory ("dead data")
 
 struct checked_registry {
     /// Used by more than one thread (a per-thread family): every access takes `lock`.
@@ -53,10 +78,17 @@ struct checked_registry {
     }
 };
 
+/// A registry, never deleted (see above); `shared` when more than one thread uses it.
+inline checked_registry* new_checked_registry(bool shared) {
+    auto* const r = new checked_registry;
+    r->shared = shared;
+    return r;
+}
+
 /// The registry of a seed-mode pool, made on first use by its owner.
 inline checked_registry& registry_of(pool_state& s) {
     if (s.checked == nullptr)
-        s.checked = new checked_registry; // never deleted: see above
+        s.checked = new_checked_registry(false);
     return *static_cast<checked_registry*>(s.checked);
 }
 
@@ -152,3 +184,5 @@ inline void checked_moved(checked_registry& r, std::uintptr_t from, std::uintptr
 }
 
 } // namespace sta::detail
+
+#endif // STA_POOL_CHECKS

@@ -1,0 +1,3 @@
+// sta-pool: the messages of refused arguments (detail/diag/bad_argument.hpp), compiled
+// once: a unit that checks an argument parses no <string> or <stdexcept> for them.
+#include "sta/detail/diag/bad_argument.hpp"

@@ -1,0 +1,26 @@
+// sta-pool: the span layout's slow paths, instantiated for every class set and thread
+// mode under this unit's switches. Included only by spans_release.cpp and
+// spans_checked.cpp, which choose STA_POOL_CHECKS first; every other switch that enters
+// config_key is put back to its default here, whatever the build's flags say, so the
+// instantiations carry exactly compiled_release_key or compiled_checked_key.
+#pragma once
+
+#undef STA_POOL_VALGRIND // the default that follows from STA_POOL_CHECKS
+#undef STA_POOL_STATS
+#undef STA_POOL_NO_HOOKS
+#undef STA_POOL_BIG_FROM_OS
+#undef STA_POOL_INITIAL_EXEC
+#undef STA_POOL_PREFAULT
+#undef STA_POOL_HUGE_PAGES
+#undef STA_POOL_PURGE_DELAY_MS
+
+#include "sta/detail/layout/spans.hpp"
+
+namespace sta::detail {
+
+template struct span_slow<quarter_classes, true, config_key>;
+template struct span_slow<quarter_classes, false, config_key>;
+template struct span_slow<power_of_two_classes, true, config_key>;
+template struct span_slow<power_of_two_classes, false, config_key>;
+
+} // namespace sta::detail
