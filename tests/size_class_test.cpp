@@ -266,6 +266,18 @@ TEST(QuarterClasses, NoClassRoundsASizeUpByMoreThanAQuarterAbove64Bytes) {
     EXPECT_EQ(bytes_of_size<quarter_classes>(16385), 20480u);
 }
 
+// Guards the run-time rule against the formula it stands for: the table, filled class by
+// class, gives the formula's slot for every key 0..32767 (sizes 1..32768).
+TEST(QuarterClasses, TableGivesTheFormulasSlotForEveryKey) {
+    std::size_t wrong = 0, first_wrong = 0;
+    for (std::size_t key = 0; key < max_class_bytes; ++key)
+        if (quarter_classes::slot_table[key >> 3] != quarter_slot_by_formula(key) && wrong++ == 0)
+            first_wrong = key;
+    EXPECT_EQ(wrong, 0u) << "first wrong key " << first_wrong << ": table "
+                         << int{quarter_classes::slot_table[first_wrong >> 3]} << ", formula "
+                         << quarter_slot_by_formula(first_wrong);
+}
+
 // Guards the seed's mode against the quarters leaking into it: power_of_two_classes
 // is every power of two 8..32768 and nothing else, in the seed's slots 29..17.
 TEST(PowerOfTwoClasses, AreThePowersOfTwoInTheSeedsSlots) {

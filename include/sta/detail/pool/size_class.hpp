@@ -155,6 +155,12 @@ constexpr std::uint32_t quarter_slot_by_formula(std::size_t key) noexcept {
     return 4 * b - 20 + (k >> (b - 2));
 }
 
+/// The block bytes of quarter class `slot`: 8 B steps to 32 B, then four classes per
+/// power of two.
+constexpr std::size_t quarter_bytes_of_slot(std::uint32_t slot) noexcept {
+    return slot < 4 ? std::size_t{slot + 1} * 8 : std::size_t{(slot & 3u) + 5} << ((slot >> 2) + 2);
+}
+
 /// Four classes per power of two above 64 B, 8 B steps below (the file comment).
 struct quarter_classes {
     static constexpr const char* name = "quarter";
@@ -165,11 +171,14 @@ struct quarter_classes {
     /// The rule for every key / 8 (every class boundary is a multiple of 8): at run time
     /// one shift and one byte load, as cheap as the seed's lzcnt, where the formula takes
     /// six instructions without BMI2 (docs/size_classes.md). 4 KiB; a program touches the
-    /// 64-byte lines of the sizes it asks for.
+    /// 64-byte lines of the sizes it asks for. Filled class by class (a constant
+    /// evaluation of the formula for every entry costs each unit that includes this a
+    /// tenth of a second); tests/size_class_test.cpp checks every entry against it.
     static constexpr std::array<std::uint8_t, max_class_bytes / 8> slot_table = [] {
         std::array<std::uint8_t, max_class_bytes / 8> out{};
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = static_cast<std::uint8_t>(quarter_slot_by_formula(i * 8));
+        for (std::uint32_t slot = 0, i = 0; slot < count; ++slot) // the classes' ranges
+            for (; i * 8 < quarter_bytes_of_slot(slot); ++i)
+                out[i] = static_cast<std::uint8_t>(slot);
         return out;
     }();
     /// The canonical slot of key = size - 1 < max_class_bytes: the formula, through the
@@ -180,8 +189,7 @@ struct quarter_classes {
         return slot_table[key >> 3];
     }
     static constexpr std::size_t bytes_of_slot(std::uint32_t slot) noexcept {
-        return slot < 4 ? std::size_t{slot + 1} * 8
-                        : std::size_t{(slot & 3u) + 5} << ((slot >> 2) + 2);
+        return quarter_bytes_of_slot(slot);
     }
     static constexpr std::uint32_t slot_of_ordinal(std::uint32_t ordinal) noexcept {
         return ordinal;
@@ -209,39 +217,17 @@ constexpr std::size_t class_alignment(std::size_t class_bytes) noexcept {
 
 /// The request whose class is aligned to `alignment` (a power of two): `bytes` (at least
 /// 1) rounded up to a multiple of it. The class of a multiple of a power of two a is a
-/// multiple of a, in either set (asserted below), and a class's blocks lie at multiples
-/// of it from a 64 KiB-aligned start.
+/// multiple of a, in either set (tests/size_class_test.cpp checks every size), and a class's blocks
+/// lie at multiples of it from a 64 KiB-aligned start.
 constexpr std::size_t aligned_request(std::size_t bytes, std::size_t alignment) noexcept {
     return ((bytes == 0 ? 1 : bytes) + alignment - 1) & ~(alignment - 1);
 }
-template <class Classes>
-constexpr bool aligned_requests_get_aligned_classes() noexcept {
-    for (std::size_t a = 8; a <= max_class_bytes; a *= 2)
-        for (std::size_t n = a; n <= max_class_bytes; n += a)
-            if (bytes_of_size<Classes>(n) % a != 0)
-                return false;
-    return true;
-}
 
 static_assert(size_class_set<power_of_two_classes> && size_class_set<quarter_classes>);
-static_assert(aligned_requests_get_aligned_classes<quarter_classes>() &&
-              aligned_requests_get_aligned_classes<power_of_two_classes>());
 static_assert(quarter_classes::bytes_of_slot(0) == 8 && quarter_classes::bytes_of_slot(7) == 64 &&
               quarter_classes::bytes_of_slot(8) == 80 &&
               quarter_classes::bytes_of_slot(12) == 160 &&
               quarter_classes::bytes_of_slot(43) == max_class_bytes);
 static_assert(quarter_classes::count <= class_slots && slot_count <= class_slots);
-static_assert([] { // every size lands in the smallest class that holds it
-    for (std::uint32_t slot = 0; slot < quarter_classes::count; ++slot) {
-        const std::size_t bytes = quarter_classes::bytes_of_slot(slot);
-        const std::size_t below = slot == 0 ? 0 : quarter_classes::bytes_of_slot(slot - 1);
-        if (bytes <= below || quarter_classes::slot_of_key(bytes - 1) != slot ||
-            quarter_classes::slot_of_key(below) != slot ||
-            quarter_classes::slot_table[(bytes - 1) / 8] != slot ||
-            quarter_classes::slot_table[below / 8] != slot)
-            return false;
-    }
-    return true;
-}());
 
 } // namespace sta::detail
