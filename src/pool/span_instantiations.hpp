@@ -1,7 +1,7 @@
-// sta-pool: the span layout's slow paths, instantiated for every class set and thread
-// mode under this unit's switches. Included only by spans_release.cpp and
-// spans_checked.cpp, which choose STA_POOL_CHECKS first; every other switch that enters
-// config_key is put back to its default here, whatever the build's flags say, so the
+// sta-pool: the span layout's slow paths, and the per-thread families' over them,
+// instantiated for every class set and thread mode under this unit's switches. Included only by
+// spans_release.cpp and spans_checked.cpp, which choose STA_POOL_CHECKS first; every other switch
+// that enters config_key is put back to its default here, whatever the build's flags say, so the
 // instantiations carry exactly compiled_release_key or compiled_checked_key.
 #pragma once
 
@@ -18,9 +18,6 @@
 
 namespace sta::detail {
 
-template struct span_slow<quarter_classes, true, config_key>;
-template struct span_slow<quarter_classes, false, config_key>;
-template struct span_slow<power_of_two_classes, true, config_key>;
-template struct span_slow<power_of_two_classes, false, config_key>;
+STA_POOL_SPAN_TEMPLATES(template, config_key);
 
 } // namespace sta::detail

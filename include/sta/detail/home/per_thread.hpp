@@ -31,11 +31,18 @@
 //   reach them at any time), so a block's owner pointer is always valid; threads that
 //   come and go reuse the same few states.
 //
+//   The code is in two parts. family_ops<State, Slow> holds what is the same for every
+//   pool tag — adopting, parking, giving back what parked states keep — over the
+//   family's shared data (thread_family) and the layout's slow paths (Slow, which names
+//   no tag): it is compiled once for the default switches (src/pool) and declared extern
+//   where the layout is (layout/spans.hpp). per_thread_home<State, Engine> is the tag's:
+//   its thread slot, its idle state, its family, and one-line calls into family_ops.
+//
 //   Invariants:
 //   PH1 current of a thread is idle_ or a state no other thread's current points at;
 //       a parked state is on the parked list and no thread's current.
 //   PH2 idle_ is never written after constant initialisation.
-//   PH3 made_ counts every state ever made, parked or not; none is ever destroyed.
+//   PH3 a family's `made` counts every state ever made, parked or not; none is ever destroyed.
 //   PH4 a state's `parked` is true exactly while it is on the parked list or being put
 //       there; it changes, and a parked state's lists change, only under its
 //       parked_lock.
@@ -55,6 +62,194 @@
 
 namespace sta::detail {
 
+/// What one family of per-thread pools (one pool tag) shares: the options every state
+/// made from now on takes, the parked list and the counts. Constant-initialised, never
+/// destroyed.
+struct thread_family {
+    explicit constexpr thread_family(bool prefault) noexcept : prefault_for_new(prefault) {}
+
+    atomic<std::size_t> page_bytes{default_page_bytes};
+    atomic<std::size_t> segments{0};
+    atomic<bool> heap_used{false};
+    atomic<std::uint32_t> huge_pages_for_new{default_huge_pages_from};
+    atomic<bool> huge_pages_dense_for_new{default_huge_pages_dense};
+    atomic<bool> prefault_for_new;
+    atomic<std::uint32_t> purge_delay_for_new{default_purge_delay_ms};
+    /// Parked states that keep memory for its delay (give_back_parked): notes made, the
+    /// notes the last walk saw, whether a state still waited after it, and when it ran.
+    static constexpr std::uint32_t parked_check_ms = 10;
+    atomic<std::uint32_t> parked_noted{0};
+    atomic<std::uint32_t> parked_seen{0};
+    atomic<bool> parked_still_wait{false};
+    atomic<std::uint32_t> parked_checked_ms{0};
+    spin_lock lock{};             // guards parked and made
+    pool_state* parked = nullptr; // PH1, PH4
+    std::size_t made = 0;         // PH3
+
+    /// Does some parked state keep free memory for its delay? One relaxed load or two.
+    bool parked_wait() const noexcept {
+        return parked_noted.load(memory_order_relaxed) != parked_seen.load(memory_order_relaxed) ||
+               parked_still_wait.load(memory_order_relaxed);
+    }
+};
+
+/// A family's slow paths, the same for every tag: State is the layout's state, Slow its
+/// slow paths (drain, drain_parked, send_outbox, trim, give_back_due, waits). The member
+/// functions are defined below the class, so that where the compiled part holds them
+/// (extern template, layout/spans.hpp) a unit instantiates none of them.
+template <class State, class Slow>
+struct family_ops {
+    /// A parked state, or a new one marked unparked, for a thread that needs one; nullptr
+    /// when the OS refuses the memory for a new one. `hooks` is what a new state calls.
+    static State* take(thread_family& f, const home_hooks& hooks) noexcept;
+    /// `s`, taken, is its thread's now: what was freed into it while it was parked.
+    static void adopted(State& s) noexcept;
+    /// The thread that owned `s` ends: what it holds for others goes home, it is marked
+    /// parked and gives back what it can (PH4). The caller then points its thread's slot
+    /// away from `s` and calls park.
+    static void retire(thread_family& f, State& s) noexcept;
+    /// `s`, retired, onto the parked list (PH1).
+    static void park(thread_family& f, State& s) noexcept;
+    /// A sender takes back what it sent to a parked state, with what others sent.
+    static void drain_parked(thread_family& f, State& s) noexcept;
+    /// What parked states kept for their delay, given back once it has passed: a walk of
+    /// the parked list, at most once per parked_check_ms of the clock, by whichever
+    /// thread's slow path gets here (the layout's give_back_due). A state another thread
+    /// holds is passed over until the next walk.
+    static void give_back_parked(thread_family& f, std::uint32_t now) noexcept;
+    /// Give back, at once, what every parked state could give (trim): its clean spans'
+    /// pages. The bytes given back.
+    static std::size_t trim_parked(thread_family& f) noexcept;
+    static thread_pools_stats stats(thread_family& f) noexcept;
+
+  private:
+    /// A new state in memory of its own from the OS, counted in made (PH3).
+    static State* make(thread_family& f, const home_hooks& hooks) noexcept;
+    /// A parked state keeps free memory whose delay has not passed: the next slow path of
+    /// any thread of the family that finds it due gives it back (give_back_parked).
+    static void note_parked_wait(thread_family& f, State& s) noexcept;
+};
+
+template <class State, class Slow>
+State* family_ops<State, Slow>::take(thread_family& f, const home_hooks& hooks) noexcept {
+    State* s = nullptr;
+    {
+        const spin_guard lock(f.lock);
+        if ((s = static_cast<State*>(f.parked)) != nullptr)
+            f.parked = s->next_parked;
+    }
+    if (s == nullptr && (s = make(f, hooks)) == nullptr)
+        return nullptr;
+    {
+        const spin_guard held(s->parked_lock); // a sender may be draining it (PH4)
+        s->parked.store(false, memory_order_seq_cst);
+    }
+    s->next_parked = nullptr;
+    return s;
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::adopted(State& s) noexcept {
+    (void)Slow::drain(s);
+}
+
+template <class State, class Slow>
+State* family_ops<State, Slow>::make(thread_family& f, const home_hooks& hooks) noexcept {
+    constexpr std::size_t bytes = (sizeof(State) + 4095) & ~std::size_t{4095};
+    void* const memory = os_map_pages(bytes);
+    if (memory == nullptr)
+        return nullptr;
+    State* const s = new (memory) State{};
+    s->page_bytes = f.page_bytes.load(memory_order_relaxed);
+    s->huge_pages_from = f.huge_pages_for_new.load(memory_order_relaxed);
+    s->huge_pages_dense = f.huge_pages_dense_for_new.load(memory_order_relaxed);
+    s->prefault = f.prefault_for_new.load(memory_order_relaxed);
+    s->purge.set_base(f.purge_delay_for_new.load(memory_order_relaxed));
+    s->home = &hooks;
+    const spin_guard lock(f.lock);
+    ++f.made;
+    return s;
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::retire(thread_family& f, State& s) noexcept {
+    Slow::send_outbox(s); // before the lock: sending may drain a parked owner
+    const spin_guard held(s.parked_lock);
+    s.parked.store(true, memory_order_seq_cst);
+    Slow::drain_parked(s);
+    s.retained.release_all();
+    s.heap.hand_over();
+    note_parked_wait(f, s);
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::park(thread_family& f, State& s) noexcept {
+    const spin_guard lock(f.lock);
+    s.next_parked = f.parked;
+    f.parked = &s;
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::drain_parked(thread_family& f, State& s) noexcept {
+    const spin_guard held(s.parked_lock);
+    if (!s.parked.load(memory_order_relaxed))
+        return; // adopted meanwhile: its new thread drains it
+    Slow::drain_parked(s);
+    s.heap.hand_over(); // the heap's owner is whoever adopts the state, not the sender
+    note_parked_wait(f, s);
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::give_back_parked(thread_family& f, std::uint32_t now) noexcept {
+    if (now - f.parked_checked_ms.load(memory_order_relaxed) < thread_family::parked_check_ms)
+        return;
+    f.parked_checked_ms.store(now, memory_order_relaxed);
+    const std::uint32_t noted = f.parked_noted.load(memory_order_relaxed);
+    bool still = false;
+    {
+        const spin_guard lock(f.lock);
+        for (pool_state* p = f.parked; p != nullptr; p = p->next_parked) {
+            State& s = static_cast<State&>(*p);
+            const spin_guard held(s.parked_lock);
+            Slow::give_back_due(s, now);
+            s.heap.hand_over();
+            still = still || Slow::waits(s);
+        }
+    }
+    f.parked_still_wait.store(still, memory_order_relaxed);
+    f.parked_seen.store(noted, memory_order_relaxed);
+}
+
+template <class State, class Slow>
+std::size_t family_ops<State, Slow>::trim_parked(thread_family& f) noexcept {
+    std::size_t given = 0;
+    const spin_guard lock(f.lock);
+    for (pool_state* s = f.parked; s != nullptr; s = s->next_parked) {
+        const spin_guard held(s->parked_lock);
+        given += Slow::trim(static_cast<State&>(*s));
+        s->heap.hand_over(); // trimmed by this thread, owned by whoever adopts it
+    }
+    return given;
+}
+
+template <class State, class Slow>
+thread_pools_stats family_ops<State, Slow>::stats(thread_family& f) noexcept {
+    const spin_guard lock(f.lock);
+    thread_pools_stats out;
+    out.pools_made = f.made;
+    for (pool_state* s = f.parked; s != nullptr; s = s->next_parked)
+        ++out.pools_parked;
+    out.segments_mapped = f.segments.load(memory_order_relaxed);
+    return out;
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::note_parked_wait(thread_family& f, State& s) noexcept {
+    if (Slow::waits(s))
+        f.parked_noted.fetch_add(1, memory_order_relaxed);
+}
+
+/// One pool tag's family of per-thread states (the file comment).
 template <class State, class Engine>
 struct per_thread_home {
     static constexpr bool threaded = true;
@@ -76,19 +271,22 @@ struct per_thread_home {
     /// Any thread may call: nothing to check.
     STA_FORCE_INLINE static void check_thread() noexcept {}
 
-    static std::size_t page_bytes() noexcept { return page_bytes_.load(memory_order_relaxed); }
+    static std::size_t page_bytes() noexcept {
+        return family_.page_bytes.load(memory_order_relaxed);
+    }
     static void set_page_bytes(std::size_t bytes) noexcept {
-        page_bytes_.store(bytes, memory_order_relaxed);
+        family_.page_bytes.store(bytes, memory_order_relaxed);
     }
     /// The page size bounds the heap tier of every thread's pool: it is chosen before
     /// any of them holds memory.
     static bool holds_memory() noexcept {
-        return segments_.load(memory_order_relaxed) != 0 || heap_used_.load(memory_order_relaxed);
+        return family_.segments.load(memory_order_relaxed) != 0 ||
+               family_.heap_used.load(memory_order_relaxed);
     }
-    static void segment_mapped() noexcept { segments_.fetch_add(1, memory_order_relaxed); }
+    static void segment_mapped() noexcept { family_.segments.fetch_add(1, memory_order_relaxed); }
     static void heap_used() noexcept {
-        if (!heap_used_.load(memory_order_relaxed))
-            heap_used_.store(true, memory_order_relaxed);
+        if (!family_.heap_used.load(memory_order_relaxed))
+            family_.heap_used.store(true, memory_order_relaxed);
     }
     static checked_registry& registry() noexcept {
         static checked_registry* const shared = new_checked_registry(true);
@@ -98,123 +296,50 @@ struct per_thread_home {
     /// The span layout's options for segments, for every state made from now on (a
     /// state already made keeps its own: memory_pool::set_huge_pages sets both).
     static void set_huge_pages_for_new(std::uint32_t from_segments, bool dense) noexcept {
-        huge_pages_for_new_.store(from_segments, memory_order_relaxed);
-        huge_pages_dense_for_new_.store(dense, memory_order_relaxed);
+        family_.huge_pages_for_new.store(from_segments, memory_order_relaxed);
+        family_.huge_pages_dense_for_new.store(dense, memory_order_relaxed);
     }
     static void set_prefault_for_new(bool on) noexcept {
-        prefault_for_new_.store(on, memory_order_relaxed);
+        family_.prefault_for_new.store(on, memory_order_relaxed);
     }
     static void set_purge_delay_for_new(std::uint32_t ms) noexcept {
-        purge_delay_for_new_.store(ms, memory_order_relaxed);
+        family_.purge_delay_for_new.store(ms, memory_order_relaxed);
     }
 
     /// A thread pushed a block onto `owner`'s inbox. When the owner's thread has ended,
     /// the sender takes it back itself (PH4): nothing freed waits for a new thread.
     static void sent_home(pool_state& owner) noexcept {
         if (owner.parked.load(memory_order_seq_cst)) [[unlikely]]
-            drain_parked(static_cast<State&>(owner));
+            ops::drain_parked(family_, static_cast<State&>(owner));
     }
-
-    /// Does some parked state keep free memory for its delay? One relaxed load or two.
-    static bool parked_wait() noexcept {
-        return parked_noted_.load(memory_order_relaxed) !=
-                   parked_seen_.load(memory_order_relaxed) ||
-               parked_still_wait_.load(memory_order_relaxed);
-    }
-
-    /// What parked states kept for their delay, given back once it has passed: a walk of
-    /// the parked list, at most once per parked_check_ms of the clock, by whichever
-    /// thread's slow path gets here (the layout's give_back_due). A state another thread
-    /// holds is passed over until the next walk.
+    static bool parked_wait() noexcept { return family_.parked_wait(); }
     static void give_back_parked(std::uint32_t now) noexcept {
-        if (now - parked_checked_ms_.load(memory_order_relaxed) < parked_check_ms)
-            return;
-        parked_checked_ms_.store(now, memory_order_relaxed);
-        const std::uint32_t noted = parked_noted_.load(memory_order_relaxed);
-        bool still = false;
-        {
-            const spin_guard lock(lock_);
-            for (pool_state* p = parked_; p != nullptr; p = p->next_parked) {
-                State& s = static_cast<State&>(*p);
-                const spin_guard held(s.parked_lock);
-                Engine::core::give_back_due(s, now);
-                s.heap.hand_over();
-                still = still || Engine::core::waits(s);
-            }
-        }
-        parked_still_wait_.store(still, memory_order_relaxed);
-        parked_seen_.store(noted, memory_order_relaxed);
+        ops::give_back_parked(family_, now);
     }
-
-    /// Give back, at once, what every parked state could give (trim): its clean spans'
-    /// pages. The bytes given back.
-    static std::size_t trim_parked() noexcept {
-        std::size_t given = 0;
-        const spin_guard lock(lock_);
-        for (pool_state* s = parked_; s != nullptr; s = s->next_parked) {
-            const spin_guard held(s->parked_lock);
-            given += Engine::core::trim(static_cast<State&>(*s));
-            s->heap.hand_over(); // trimmed by this thread, owned by whoever adopts it
-        }
-        return given;
-    }
+    static std::size_t trim_parked() noexcept { return ops::trim_parked(family_); }
 
     /// fork() in a threaded program: the parent holds the family's lock across the
     /// fork (pthread_atfork's prepare), so the child's copy is never taken by a thread
     /// that does not exist there; both release it after. The child's states of threads
     /// that did not survive are never adopted (they were not parked).
-    static void before_fork() noexcept { lock_.lock(); }
-    static void after_fork() noexcept { lock_.unlock(); }
+    static void before_fork() noexcept { family_.lock.lock(); }
+    static void after_fork() noexcept { family_.lock.unlock(); }
 
-    static thread_pools_stats stats() noexcept {
-        const spin_guard lock(lock_);
-        thread_pools_stats out;
-        out.pools_made = made_;
-        for (pool_state* s = parked_; s != nullptr; s = s->next_parked)
-            ++out.pools_parked;
-        out.segments_mapped = segments_.load(memory_order_relaxed);
-        return out;
-    }
+    static thread_pools_stats stats() noexcept { return ops::stats(family_); }
 
   private:
+    using ops = family_ops<State, typename Engine::core::slow>;
+
     /// A parked state, or a new one, becomes the calling thread's.
     STA_NOINLINE static State* adopt() noexcept {
-        State* s = nullptr;
-        {
-            const spin_guard lock(lock_);
-            if ((s = static_cast<State*>(parked_)) != nullptr)
-                parked_ = s->next_parked;
-        }
-        if (s == nullptr && (s = make()) == nullptr)
+        State* const s = ops::take(family_, hooks_);
+        if (s == nullptr)
             return nullptr;
-        {
-            const spin_guard held(s->parked_lock); // a sender may be draining it (PH4)
-            s->parked.store(false, memory_order_seq_cst);
-        }
-        s->next_parked = nullptr;
         if (!current::set(s)) { // the OS has no slot for it (mingw g++: TlsAlloc refused)
             thread_ended(s);
             return nullptr;
         }
-        (void)Engine::core::drain(*s); // what was freed into it while it was parked
-        return s;
-    }
-
-    /// A new state in memory of its own from the OS, counted in made_ (PH3).
-    static State* make() noexcept {
-        constexpr std::size_t bytes = (sizeof(State) + 4095) & ~std::size_t{4095};
-        void* const memory = os_map_pages(bytes);
-        if (memory == nullptr)
-            return nullptr;
-        State* const s = new (memory) State{};
-        s->page_bytes = page_bytes();
-        s->huge_pages_from = huge_pages_for_new_.load(memory_order_relaxed);
-        s->huge_pages_dense = huge_pages_dense_for_new_.load(memory_order_relaxed);
-        s->prefault = prefault_for_new_.load(memory_order_relaxed);
-        s->purge.set_base(purge_delay_for_new_.load(memory_order_relaxed));
-        s->home = &hooks_;
-        const spin_guard lock(lock_);
-        ++made_;
+        ops::adopted(*s);
         return s;
     }
 
@@ -222,37 +347,10 @@ struct per_thread_home {
     /// thread to reuse what it holds: the kept big mappings and every clean span go back
     /// to the OS now.
     static void thread_ended(State* s) noexcept {
-        Engine::core::send_outbox(*s); // before the lock: sending may drain a parked owner
-        {
-            const spin_guard held(s->parked_lock);
-            s->parked.store(true, memory_order_seq_cst);
-            Engine::core::drain_parked(*s);
-            s->retained.release_all();
-            s->heap.hand_over();
-            note_parked_wait(*s);
-        }
+        ops::retire(family_, *s);
         if (current::get() == s)
             (void)current::set(&idle_);
-        const spin_guard lock(lock_);
-        s->next_parked = parked_;
-        parked_ = s;
-    }
-
-    /// A sender takes back what it sent to a parked state, with what others sent.
-    STA_NOINLINE static void drain_parked(State& s) noexcept {
-        const spin_guard held(s.parked_lock);
-        if (!s.parked.load(memory_order_relaxed))
-            return; // adopted meanwhile: its new thread drains it
-        Engine::core::drain_parked(s);
-        s.heap.hand_over(); // the heap's owner is whoever adopts the state, not the sender
-        note_parked_wait(s);
-    }
-
-    /// A parked state keeps free memory whose delay has not passed: the next slow path of
-    /// any thread of the family that finds it due gives it back (give_back_parked).
-    static void note_parked_wait(State& s) noexcept {
-        if (Engine::core::waits(s))
-            parked_noted_.fetch_add(1, memory_order_relaxed);
+        ops::park(family_, *s);
     }
 
     static constexpr home_hooks hooks_{&parked_wait, &give_back_parked, &sent_home,
@@ -261,23 +359,7 @@ struct per_thread_home {
     /// The calling thread's state (PH1): reads idle_ until the thread adopts one, and its
     /// thread's end parks it (os/thread_slot.hpp).
     using current = thread_slot<State, &idle_, &thread_ended>;
-    static constinit inline atomic<std::size_t> page_bytes_{default_page_bytes};
-    static constinit inline atomic<std::size_t> segments_{0};
-    static constinit inline atomic<bool> heap_used_{false};
-    static constinit inline atomic<std::uint32_t> huge_pages_for_new_{default_huge_pages_from};
-    static constinit inline atomic<bool> huge_pages_dense_for_new_{default_huge_pages_dense};
-    static constinit inline atomic<bool> prefault_for_new_{STA_POOL_PREFAULT != 0};
-    static constinit inline atomic<std::uint32_t> purge_delay_for_new_{default_purge_delay_ms};
-    /// Parked states that keep memory for its delay (give_back_parked): notes made, the
-    /// notes the last walk saw, whether a state still waited after it, and when it ran.
-    static constexpr std::uint32_t parked_check_ms = 10;
-    static constinit inline atomic<std::uint32_t> parked_noted_{0};
-    static constinit inline atomic<std::uint32_t> parked_seen_{0};
-    static constinit inline atomic<bool> parked_still_wait_{false};
-    static constinit inline atomic<std::uint32_t> parked_checked_ms_{0};
-    static constinit inline spin_lock lock_{}; // guards parked_ and made_
-    static constinit inline pool_state* parked_ = nullptr;
-    static constinit inline std::size_t made_ = 0;
+    static constinit inline thread_family family_{STA_POOL_PREFAULT != 0};
 };
 
 } // namespace sta::detail

@@ -64,25 +64,34 @@ concept list_and_cursor_core = layout_core<Core> && requires(std::uint32_t slot)
     requires std::same_as<decltype(Core::release_feeds_head), const bool>;
 };
 
-/// A layout whose blocks know their owner, for per-thread pools: blocks other threads
-/// freed into a state's inbox are taken back by `drain` (the state's owner only; true
-/// when there were any), which the home calls when a thread adopts a state and the heap
-/// tier before it allocates.
+/// A layout whose blocks know their owner, for per-thread pools. Its part that names no
+/// engine, Core::slow, gives the slow paths a family of states runs (home/per_thread.hpp
+/// compiles them once for every tag over it): blocks other threads freed into a state's
+/// inbox are taken back by `drain` (the state's owner only; true when there were any),
+/// which the home calls when a thread adopts a state and the heap tier before it
+/// allocates.
 template <class Core, class State>
 concept threaded_layout_core = layout_core<Core> && requires(State& st, std::uint32_t ms) {
-    { Core::drain(st) }
+    typename Core::slow;
+    { Core::slow::drain(st) }
     noexcept->std::same_as<bool>;
     // A parked state, held by the thread parking it or sending it blocks: what was sent
     // home goes back, and what is free goes back to the OS (home/per_thread.hpp).
-    { Core::drain_parked(st) }
+    { Core::slow::drain_parked(st) }
     noexcept;
     // The blocks `st`'s thread freed for other states and holds in its outbox go home
     // now (the thread, before it parks its state).
-    { Core::send_outbox(st) }
+    { Core::slow::send_outbox(st) }
     noexcept;
     // Everything `st` holds free back to the OS now; the bytes given back.
-    { Core::trim(st) }
+    { Core::slow::trim(st) }
     noexcept->std::same_as<std::size_t>;
+    // What a parked state kept for the purge delay, given back once it is due at `ms`;
+    // whether it still keeps some.
+    { Core::slow::give_back_due(st, ms) }
+    noexcept;
+    { Core::slow::waits(st) }
+    noexcept->std::same_as<bool>;
 };
 
 /// A layout policy: its state (constant-initialisable, never destroyed) and its core.

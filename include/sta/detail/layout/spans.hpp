@@ -37,6 +37,7 @@
 
 #include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
+#include "sta/detail/home/per_thread.hpp"
 #include "sta/detail/layout/span_life.hpp"
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/os/clock.hpp"
@@ -58,6 +59,17 @@ namespace sta::detail {
 /// instantiation per class set and thread mode, whatever the family. It works on the state
 /// it is given; what it asks of a per-thread family's home goes through the state's
 /// `home` (pool/state.hpp).
+/// Block bytes of each canonical slot of a class set. Outside span_slow, whose compiled
+/// part is declared extern: every unit defines this table itself, so a fast path reads it
+/// at a link-time constant address, never through the GOT.
+template <class Classes>
+inline constexpr std::array<std::size_t, class_slots> span_steps = [] {
+    std::array<std::size_t, class_slots> out{};
+    for (std::uint32_t n = 0; n < Classes::count; ++n)
+        out[Classes::slot_of_ordinal(n)] = Classes::bytes_of_slot(Classes::slot_of_ordinal(n));
+    return out;
+}();
+
 template <class Classes, bool Threaded, unsigned long long Config = config_key>
 struct span_slow {
     static constexpr bool threaded = Threaded;
@@ -67,12 +79,7 @@ struct span_slow {
     // ---- the fast paths --------------------------------------------------------------
 
     /// Block bytes of each canonical slot, for a multiply with a memory operand.
-    static constexpr std::array<std::size_t, class_slots> steps = [] {
-        std::array<std::size_t, class_slots> out{};
-        for (std::uint32_t n = 0; n < classes::count; ++n)
-            out[classes::slot_of_ordinal(n)] = classes::bytes_of_slot(classes::slot_of_ordinal(n));
-        return out;
-    }();
+    static constexpr const std::array<std::size_t, class_slots>& steps = span_steps<Classes>;
     // Every class fits a block in a span, and the bitmap has a bit for each.
     static_assert(classes::bytes_of_slot(classes::slot_of_ordinal(0)) >= min_class_bytes &&
                   classes::bytes_of_slot(classes::slot_of_ordinal(classes::count - 1)) <=
@@ -813,18 +820,26 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     }
 };
 
+/// The templates the compiled part instantiates for one key of switches (src/pool): the
+/// span layout's slow paths for each class set and thread mode, and a per-thread family's
+/// over them (home/per_thread.hpp, pool/next_tiers.hpp). KIND is `template` there and
+/// `extern template` below.
+#define STA_POOL_SPAN_TEMPLATES(KIND, KEY)                                                         \
+    KIND struct span_slow<quarter_classes, true, KEY>;                                             \
+    KIND struct span_slow<quarter_classes, false, KEY>;                                            \
+    KIND struct span_slow<power_of_two_classes, true, KEY>;                                        \
+    KIND struct span_slow<power_of_two_classes, false, KEY>;                                       \
+    KIND struct family_ops<span_state, span_slow<quarter_classes, true, KEY>>;                     \
+    KIND struct family_ops<span_state, span_slow<power_of_two_classes, true, KEY>>;                \
+    KIND struct heap_tier_ops<span_state, span_slow<quarter_classes, true, KEY>>;                  \
+    KIND struct heap_tier_ops<span_state, span_slow<power_of_two_classes, true, KEY>>
+
 #if STA_POOL_COMPILED && !defined(STA_POOL_COMPILING)
 // The compiled part's instantiations (src/pool/spans_release.cpp, spans_checked.cpp): a
 // unit whose switches are at their defaults uses them; any other names its own (the
 // config_key parameter), so these declarations do not apply to it.
-extern template struct span_slow<quarter_classes, true, compiled_release_key>;
-extern template struct span_slow<quarter_classes, false, compiled_release_key>;
-extern template struct span_slow<power_of_two_classes, true, compiled_release_key>;
-extern template struct span_slow<power_of_two_classes, false, compiled_release_key>;
-extern template struct span_slow<quarter_classes, true, compiled_checked_key>;
-extern template struct span_slow<quarter_classes, false, compiled_checked_key>;
-extern template struct span_slow<power_of_two_classes, true, compiled_checked_key>;
-extern template struct span_slow<power_of_two_classes, false, compiled_checked_key>;
+STA_POOL_SPAN_TEMPLATES(extern template, compiled_release_key);
+STA_POOL_SPAN_TEMPLATES(extern template, compiled_checked_key);
 #endif
 
 } // namespace sta::detail

@@ -40,6 +40,44 @@ inline void heap_free_sent(pool_state& st, void* p) noexcept {
     st.heap.free(static_cast<std::byte*>(p) - heap_owner_prefix);
 }
 
+/// The heap tier's work on a per-thread family's state, the same for every tag: State is
+/// the layout's state, Slow its slow paths (drain). Defined below the class, so that where
+/// the compiled part holds them (extern template, layout/spans.hpp) a unit instantiates
+/// none of them; next_tiers calls them after it has found the state.
+template <class State, class Slow>
+struct heap_tier_ops {
+    /// A block of `bytes` from `st`'s heap with its owner before it (NT1), after what was
+    /// sent home is free again; nullptr when the heap has none.
+    static void* alloc(State& st, std::size_t bytes) noexcept;
+    /// `p`, a block of `owner`'s heap of `bytes`, freed by the owner's thread.
+    static void free(pool_state& owner, void* p, std::size_t bytes) noexcept;
+    /// `p` resized in `owner`'s heap by the owner's thread; nullptr (p untouched) on failure.
+    static void* realloc(pool_state& owner, void* p, std::size_t bytes) noexcept;
+};
+
+template <class State, class Slow>
+void* heap_tier_ops<State, Slow>::alloc(State& st, std::size_t bytes) noexcept {
+    Slow::drain(st); // heap blocks sent home are free again
+    auto* const block = static_cast<std::byte*>(st.heap.alloc(bytes + heap_owner_prefix));
+    if (block == nullptr)
+        return nullptr;
+    pool_state* const owner = &st;
+    std::memcpy(block, &owner, sizeof owner); // NT1
+    return block + heap_owner_prefix;
+}
+
+template <class State, class Slow>
+void heap_tier_ops<State, Slow>::free(pool_state& owner, void* p, std::size_t bytes) noexcept {
+    owner.heap.free(static_cast<std::byte*>(p) - heap_owner_prefix, bytes + heap_owner_prefix);
+}
+
+template <class State, class Slow>
+void* heap_tier_ops<State, Slow>::realloc(pool_state& owner, void* p, std::size_t bytes) noexcept {
+    auto* const block = static_cast<std::byte*>(owner.heap.realloc(
+        static_cast<std::byte*>(p) - heap_owner_prefix, bytes + heap_owner_prefix));
+    return block != nullptr ? block + heap_owner_prefix : nullptr; // the prefix moved along
+}
+
 /// The tiers above the pool. The private heap is the calling thread's pool's
 /// (pool_state::heap); in a per-thread family each heap block starts with its owner
 /// (NT1), so that a free from another thread can send it home.
@@ -50,6 +88,10 @@ inline void heap_free_sent(pool_state& st, void* p) noexcept {
 ///  NT1 per-thread families: the pointer at p - 16 of a heap-tier block is the state
 ///      whose heap holds the block (p - 16 is that heap's block of bytes + 16).
 ///  NT2 seed mode: a heap-tier block is the pool's heap's own block, no prefix.
+/// A per-thread family's heap tier ops: over its layout's slow paths, which name no tag.
+template <class Engine>
+using threaded_tier = heap_tier_ops<typename Engine::state_type, typename Engine::core::slow>;
+
 template <class Engine>
 struct next_tiers {
     using home = typename Engine::home;
@@ -90,14 +132,10 @@ struct next_tiers {
         if constexpr (!home::threaded) {
             return st->heap.alloc(bytes);
         } else {
-            Engine::core::drain(*st); // heap blocks sent home are free again
-            auto* const block = static_cast<std::byte*>(st->heap.alloc(bytes + owner_prefix));
-            if (block == nullptr)
-                return nullptr;
-            home::heap_used(); // freezes the page size (memory_pool.hpp)
-            pool_state* const owner = st;
-            std::memcpy(block, &owner, sizeof owner); // NT1
-            return block + owner_prefix;
+            void* const p = threaded_tier<Engine>::alloc(*st, bytes);
+            if (p != nullptr)
+                home::heap_used(); // freezes the page size (memory_pool.hpp)
+            return p;
         }
     }
 
@@ -107,7 +145,7 @@ struct next_tiers {
         } else {
             pool_state* const owner = owner_of(p);
             if (owner == &home::state())
-                owner->heap.free(block_of(p), bytes + owner_prefix);
+                threaded_tier<Engine>::free(*owner, p, bytes);
             else {
                 owner->inbox.push(p); // drained by the owner (layout/spans.hpp)
                 home::sent_home(*owner);
@@ -122,9 +160,7 @@ struct next_tiers {
             pool_state* const owner = owner_of(p);
             if (owner != &home::state())
                 return move(p, old_bytes, bytes); // another thread's heap: never touched
-            auto* const block =
-                static_cast<std::byte*>(owner->heap.realloc(block_of(p), bytes + owner_prefix));
-            return block != nullptr ? block + owner_prefix : nullptr; // the prefix moved along
+            return threaded_tier<Engine>::realloc(*owner, p, bytes);
         }
     }
 
@@ -206,9 +242,6 @@ struct next_tiers {
         pool_state* owner;
         std::memcpy(&owner, static_cast<const std::byte*>(p) - owner_prefix, sizeof owner);
         return owner;
-    }
-    static std::byte* block_of(void* p) noexcept {
-        return static_cast<std::byte*>(p) - owner_prefix;
     }
     static void* move(void* p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
         return move_block(
