@@ -266,8 +266,9 @@ TEST(QuarterClasses, NoClassRoundsASizeUpByMoreThanAQuarterAbove64Bytes) {
     EXPECT_EQ(bytes_of_size<quarter_classes>(16385), 20480u);
 }
 
-// Guards the run-time rule against the formula it stands for: the table, filled class by
-// class, gives the formula's slot for every key 0..32767 (sizes 1..32768).
+// Guards the run-time rule against the formula it stands for: the table spelled out in
+// pool/quarter_slot_table.hpp gives the formula's slot for every key 0..32767 (sizes
+// 1..32768).
 TEST(QuarterClasses, TableGivesTheFormulasSlotForEveryKey) {
     std::size_t wrong = 0, first_wrong = 0;
     for (std::size_t key = 0; key < max_class_bytes; ++key)

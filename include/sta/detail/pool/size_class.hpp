@@ -40,6 +40,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/pool/quarter_slot_table.hpp"
 
 #include <array>
 #include <bit>
@@ -155,12 +156,6 @@ constexpr std::uint32_t quarter_slot_by_formula(std::size_t key) noexcept {
     return 4 * b - 20 + (k >> (b - 2));
 }
 
-/// The block bytes of quarter class `slot`: 8 B steps to 32 B, then four classes per
-/// power of two.
-constexpr std::size_t quarter_bytes_of_slot(std::uint32_t slot) noexcept {
-    return slot < 4 ? std::size_t{slot + 1} * 8 : std::size_t{(slot & 3u) + 5} << ((slot >> 2) + 2);
-}
-
 /// Four classes per power of two above 64 B, 8 B steps below (the file comment).
 struct quarter_classes {
     static constexpr const char* name = "quarter";
@@ -171,16 +166,9 @@ struct quarter_classes {
     /// The rule for every key / 8 (every class boundary is a multiple of 8): at run time
     /// one shift and one byte load, as cheap as the seed's lzcnt, where the formula takes
     /// six instructions without BMI2 (docs/size_classes.md). 4 KiB; a program touches the
-    /// 64-byte lines of the sizes it asks for. Filled class by class (a constant
-    /// evaluation of the formula for every entry costs each unit that includes this a
-    /// tenth of a second); tests/size_class_test.cpp checks every entry against it.
-    static constexpr std::array<std::uint8_t, max_class_bytes / 8> slot_table = [] {
-        std::array<std::uint8_t, max_class_bytes / 8> out{};
-        for (std::uint32_t slot = 0, i = 0; slot < count; ++slot) // the classes' ranges
-            for (; i * 8 < quarter_bytes_of_slot(slot); ++i)
-                out[i] = static_cast<std::uint8_t>(slot);
-        return out;
-    }();
+    /// 64-byte lines of the sizes it asks for. Spelled out in pool/quarter_slot_table.hpp.
+    static constexpr const std::array<std::uint8_t, max_class_bytes / 8>& slot_table =
+        quarter_slot_table;
     /// The canonical slot of key = size - 1 < max_class_bytes: the formula, through the
     /// table at run time.
     STA_FORCE_INLINE static constexpr std::uint32_t slot_of_key(std::size_t key) noexcept {
@@ -189,7 +177,8 @@ struct quarter_classes {
         return slot_table[key >> 3];
     }
     static constexpr std::size_t bytes_of_slot(std::uint32_t slot) noexcept {
-        return quarter_bytes_of_slot(slot);
+        return slot < 4 ? std::size_t{slot + 1} * 8
+                        : std::size_t{(slot & 3u) + 5} << ((slot >> 2) + 2);
     }
     static constexpr std::uint32_t slot_of_ordinal(std::uint32_t ordinal) noexcept {
         return ordinal;
