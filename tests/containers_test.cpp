@@ -1,6 +1,8 @@
 // Every container alias under a workload, checked against the same workload on the
 // std containers; the unique_ptr helper and the pooled mixin.
 #include "sta/containers.hpp"
+#include "sta/pooled.hpp"
+#include "sta/unique_ptr.hpp"
 
 #include <gtest/gtest.h>
 

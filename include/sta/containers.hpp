@@ -1,10 +1,9 @@
 // sta-pool: the std containers on sta::allocator. They are the std containers —
-// same interface, same complexity — with the pool underneath.
+// same interface, same complexity — with the pool underneath. Single objects in the pool
+// are sta/unique_ptr.hpp's and sta/pooled.hpp's.
 #pragma once
 
 #include "sta/allocator.hpp"
-#include "sta/pooled.hpp"
-#include "sta/unique_ptr.hpp"
 
 #include <deque>
 #include <functional>

@@ -60,13 +60,15 @@
 //   STA_POOL_COMPILED 1: the library's compiled part (src/pool, the static library
 //                    sta_pool_compiled, which the CMake target sta::pool links and sets
 //                    this for) holds the code that is the same for every pool: the span
-//                    layout's slow paths for each class set and thread mode, and the
+//                    layout's slow paths for each class set and thread mode, a per-thread
+//                    family's adoption, parking and heap tier over them, and the
 //                    messages of refused arguments. A unit then parses no <string> or
 //                    <stdexcept> for them and instantiates none of it. 0 (the default
 //                    without CMake): every header is self-contained, nothing to link.
 //                    A unit whose switches above differ from the compiled part's
 //                    instantiates its own slow paths (config_key below), so a program
-//                    may mix them.
+//                    may mix them. STA_POOL_COMPILED_ASAN and STA_POOL_COMPILED_VALGRIND,
+//                    set by the same target, say how the compiled part was built.
 //
 // All but STA_POOL_COMPILED must be the same in every translation unit of a program,
 // except in the units of the compiled part's own instantiations (config_key).
@@ -206,16 +208,24 @@ inline constexpr unsigned long long config_key =
 
 /// The two keys the compiled part instantiates (src/pool): every switch at its default,
 /// with checks off (a release build) and on (a checked build, with valgrind's requests
-/// where its header is found), under this unit's ASan.
+/// where its header is found), under the compiled part's ASan. The CMake target tells its
+/// users how the part was built (STA_POOL_COMPILED_ASAN, STA_POOL_COMPILED_VALGRIND: was
+/// it under ASan, did it find valgrind's header), so that a unit built otherwise names
+/// instantiations of its own; without them, this unit's answers stand in.
+#ifndef STA_POOL_COMPILED_ASAN
+#define STA_POOL_COMPILED_ASAN STA_POOL_ASAN
+#endif
+#ifndef STA_POOL_COMPILED_VALGRIND
 #if __has_include(<valgrind/memcheck.h>)
-inline constexpr bool valgrind_header = true;
+#define STA_POOL_COMPILED_VALGRIND 1
 #else
-inline constexpr bool valgrind_header = false;
+#define STA_POOL_COMPILED_VALGRIND 0
+#endif
 #endif
 inline constexpr unsigned long long compiled_release_key =
-    config_key_of(false, false, false, STA_POOL_ASAN, false, false, false, false, 2, 500);
-inline constexpr unsigned long long compiled_checked_key =
-    config_key_of(true, false, valgrind_header && !STA_POOL_ASAN, STA_POOL_ASAN, false, false,
-                  false, false, 2, 500);
+    config_key_of(false, false, false, STA_POOL_COMPILED_ASAN, false, false, false, false, 2, 500);
+inline constexpr unsigned long long compiled_checked_key = config_key_of(
+    true, false, STA_POOL_COMPILED_VALGRIND && !STA_POOL_COMPILED_ASAN, STA_POOL_COMPILED_ASAN,
+    false, false, false, false, 2, 500);
 
 } // namespace sta::detail
