@@ -4,9 +4,11 @@
 // <stdexcept>: as much parsing as all of sta/memory_pool.hpp's own code. The pool needs
 // only this subset, with std::atomic's names and meaning:
 //
-//   atomic<T>      load, store, exchange, compare_exchange_weak/strong,
-//                  fetch_add/sub/or/and (integers); T a bool, an integer or a pointer
-//   atomic_ref<T>  the same view of a plain object (a constant-initialised array)
+//   atomic<T>      load, store, exchange, compare_exchange_weak (two orders),
+//                  compare_exchange_strong (one order), fetch_add/sub (integers); T a
+//                  bool, an integer or a pointer
+//   atomic_ref<T>  load, store, fetch_or/and on a plain object (a constant-initialised
+//                  array)
 //   atomic_flag    test_and_set, clear, test
 //   memory_order_relaxed ... memory_order_seq_cst
 //
@@ -83,14 +85,10 @@ struct atomic_ops {
     static T exchange(T* p, T v, memory_order o) noexcept {
         return __atomic_exchange_n(p, v, static_cast<int>(o));
     }
-    static bool compare_exchange(T* p, T& expected, T desired, bool weak, memory_order o) noexcept {
-        return __atomic_compare_exchange_n(p, &expected, desired, weak, static_cast<int>(o),
-                                           failure_order(o));
-    }
     static bool compare_exchange(T* p, T& expected, T desired, bool weak, memory_order success,
-                                 memory_order failure) noexcept {
+                                 int failure) noexcept {
         return __atomic_compare_exchange_n(p, &expected, desired, weak, static_cast<int>(success),
-                                           static_cast<int>(failure));
+                                           failure);
     }
 };
 
@@ -133,21 +131,14 @@ class atomic {
     T exchange(T v, memory_order o = memory_order_seq_cst) noexcept {
         return ops::exchange(&value_, v, o);
     }
-    bool compare_exchange_weak(T& expected, T desired,
-                               memory_order o = memory_order_seq_cst) noexcept {
-        return ops::compare_exchange(&value_, expected, desired, true, o);
-    }
     bool compare_exchange_weak(T& expected, T desired, memory_order success,
                                memory_order failure) noexcept {
-        return ops::compare_exchange(&value_, expected, desired, true, success, failure);
+        return ops::compare_exchange(&value_, expected, desired, true, success,
+                                     static_cast<int>(failure));
     }
     bool compare_exchange_strong(T& expected, T desired,
                                  memory_order o = memory_order_seq_cst) noexcept {
-        return ops::compare_exchange(&value_, expected, desired, false, o);
-    }
-    bool compare_exchange_strong(T& expected, T desired, memory_order success,
-                                 memory_order failure) noexcept {
-        return ops::compare_exchange(&value_, expected, desired, false, success, failure);
+        return ops::compare_exchange(&value_, expected, desired, false, o, failure_order(o));
     }
     T fetch_add(T v,
                 memory_order o = memory_order_seq_cst) noexcept requires std::is_integral_v<T> {
@@ -156,13 +147,6 @@ class atomic {
     T fetch_sub(T v,
                 memory_order o = memory_order_seq_cst) noexcept requires std::is_integral_v<T> {
         return __atomic_fetch_sub(&value_, v, static_cast<int>(o));
-    }
-    T fetch_or(T v, memory_order o = memory_order_seq_cst) noexcept requires std::is_integral_v<T> {
-        return __atomic_fetch_or(&value_, v, static_cast<int>(o));
-    }
-    T fetch_and(T v,
-                memory_order o = memory_order_seq_cst) noexcept requires std::is_integral_v<T> {
-        return __atomic_fetch_and(&value_, v, static_cast<int>(o));
     }
 };
 
