@@ -35,6 +35,16 @@ std::vector<void*> fill_one_span(std::size_t bytes) {
     return out;
 }
 
+/// The class's first span handed out whole by its cursor (S5), then every block of it
+/// freed without a size: the span is still current, every block free in its bitmap, and
+/// the class's next block starts its second pass, a window of its first word.
+template <class Pool>
+void spend_first_pass(std::size_t bytes) {
+    const std::vector<void*> first = fill_one_span<Pool>(bytes);
+    for (void* p : first)
+        Pool::engine::core::release_unsized(p);
+}
+
 // Guards the refill's count of a bitmap word's free blocks (bits_set, std::popcount's
 // stand-in without -mpopcnt): every bit counts, the top one and the bottom one too.
 TEST(SpanBits, BitsSetCountsEveryBitOfAWord) {
@@ -174,6 +184,7 @@ TYPED_TEST(SpanLayout, AFlushPutsTheWindowsOwnBlocksBackIntoTheWindow) {
     FRESH_POOL;
     using classes = typename pool::classes;
     constexpr std::size_t bytes = 32;
+    spend_first_pass<pool>(bytes); // the span's second pass takes its words into windows
     std::vector<void*> blocks;
     for (int i = 0; i < 64 + 3; ++i) // word 0 spent, word 1 the window: 61 blocks left
         blocks.push_back(pool::alloc(bytes));
@@ -195,6 +206,66 @@ TYPED_TEST(SpanLayout, AFlushPutsTheWindowsOwnBlocksBackIntoTheWindow) {
     for (std::size_t i = 0; i < blocks.size(); ++i)
         held.push_back({blocks[i], bytes});
     EXPECT_EQ(check_accounting<pool>(held), "");
+}
+
+// Guards the cursor (S5): a span that starts serving a class hands out its blocks in
+// address order, one block's bytes apart, and nothing but the frees writes its bitmap;
+// a free of a block the cursor has not handed out yet is refused, and the block stays
+// the cursor's next.
+TYPED_TEST(SpanLayout, AFreshSpanIsABumpRegionWhoseBitmapOnlyTheFreesWrite) {
+    FRESH_POOL;
+    using core = typename pool::engine::core;
+    using sta::detail::free_verdict;
+    constexpr std::size_t bytes = 48;
+    std::vector<held_block> held;
+    for (int i = 0; i < 200; ++i)
+        held.push_back({pool::alloc(bytes), bytes});
+    const auto* sp = span_of(held.front().p);
+    EXPECT_TRUE(sp->bumping);
+    const std::size_t step = sp->block_bytes; // its class's: 48 B, or 64 B (powers of two)
+    for (std::size_t i = 1; i < held.size(); ++i)
+        ASSERT_EQ(static_cast<const std::byte*>(held[i].p),
+                  static_cast<const std::byte*>(held[i - 1].p) + step)
+            << i;
+    for (std::uint32_t w = 0; w < 4; ++w) // 200 blocks handed out: their words still clear
+        EXPECT_EQ(sta::detail::span_bitmap(sp)[w], 0u) << w;
+    auto* const next = static_cast<std::byte*>(const_cast<void*>(held.back().p)) + step;
+    EXPECT_EQ(core::block_state(next), free_verdict::not_a_block);
+    EXPECT_EQ(core::release_checked(next), free_verdict::not_a_block);
+    EXPECT_FALSE(in_bitmap(next));
+    core::release_unsized(const_cast<void*>(held[7].p)); // a free writes its bit
+    EXPECT_TRUE(in_bitmap(held[7].p));
+    held.erase(held.begin() + 7);
+    void* const fresh = pool::alloc(bytes); // the cursor's next, not the block freed
+    EXPECT_EQ(fresh, next);
+    held.push_back({fresh, bytes});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (const held_block& h : held)
+        pool::free(const_cast<void*>(h.p), h.bytes);
+}
+
+// Guards the cursor's heartbeat rule (S5, S7): once a sixteenth of the blocks the cursor
+// handed out are free again, the cursor stops and the class takes the freed blocks,
+// lowest first, before it touches the span's fresh ones.
+TYPED_TEST(SpanLayout, TheCursorStopsOnceASixteenthOfItsBlocksComeBack) {
+    FRESH_POOL;
+    constexpr std::size_t bytes = 32;
+    std::vector<void*> blocks;
+    for (int i = 0; i < 512; ++i)
+        blocks.push_back(pool::alloc(bytes));
+    const auto* sp = span_of(blocks.front());
+    ASSERT_TRUE(sp->bumping);
+    for (int i = 100; i < 100 + 64; ++i) // 64 unsized frees: a heartbeat; 64 > 512 / 16
+        pool::engine::core::release_unsized(blocks[static_cast<std::size_t>(i)]);
+    EXPECT_FALSE(sp->bumping);
+    EXPECT_EQ(pool::alloc(bytes), blocks[100]); // reused, lowest first
+    std::vector<held_block> held{{blocks[100], bytes}};
+    for (int i = 0; i < 512; ++i)
+        if (i < 100 || i >= 164)
+            held.push_back({blocks[static_cast<std::size_t>(i)], bytes});
+    EXPECT_EQ(check_accounting<pool>(held), "");
+    for (const held_block& h : held)
+        pool::free(const_cast<void*>(h.p), h.bytes);
 }
 
 // Guards the reuse threshold's rule: an eighth of a span's blocks for the small classes,

@@ -250,14 +250,19 @@ std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
     }
     for (std::uint32_t slot = 0; slot < class_slots; ++slot) {
         const bool pooled = is_class_slot(slot);
-        if (!pooled &&
-            (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] || s.window[slot]))
+        if (!pooled && (s.current[slot] || s.partial[slot] || s.heads[slot] || s.bits[slot] ||
+                        s.window[slot] || s.cursor[slot] || s.cursor_end[slot]))
             fail("S5: slot " + num(slot) + " is not a canonical class but has spans or blocks");
+        const bool cursor_holds = s.cursor[slot] != s.cursor_end[slot];
         if (const span* cur = s.current[slot]) {
             if (cur->role != span_role::current || cur->slot != slot)
                 fail("S3: current[" + num(slot) + "] " + hex(cur) + " is not its current span");
-        } else if (s.bits[slot] != 0 || s.window[slot] != nullptr) {
-            fail("S5: slot " + num(slot) + " has a window but no current span");
+            if (cursor_holds && !cur->bumping)
+                fail("S5: slot " + num(slot) + " has a cursor but its span is not bumping");
+            if (cursor_holds && (s.bits[slot] != 0 || s.window[slot] != nullptr))
+                fail("S5: slot " + num(slot) + " has both a cursor and a window");
+        } else if (s.bits[slot] != 0 || s.window[slot] != nullptr || cursor_holds) {
+            fail("S5: slot " + num(slot) + " has a window or a cursor but no current span");
         }
         std::size_t walked = 0;
         for (const span* sp = s.partial[slot]; sp != nullptr; sp = sp->next) {
@@ -401,6 +406,20 @@ std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
                         ++held_by_class;
                     }
             }
+            if (s.cursor[slot] != s.cursor_end[slot]) {
+                const auto next = reinterpret_cast<std::uintptr_t>(s.cursor[slot]);
+                const auto end = reinterpret_cast<std::uintptr_t>(s.cursor_end[slot]);
+                if (next < begin + sp->first * bytes || end != begin + sp->capacity * bytes ||
+                    next > end || (next - begin) % bytes != 0) {
+                    fail("S5: the cursor of slot " + num(slot) + " is not a run of its span's " +
+                         "last blocks");
+                } else {
+                    for (std::size_t i = (next - begin) / bytes; i < sp->capacity; ++i) {
+                        free_block_at(i, "cursor");
+                        ++held_by_class;
+                    }
+                }
+            }
             if (sp->wake_at > sp->used)
                 fail("S7: current span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
                      " > used " + num(sp->used));
@@ -414,6 +433,8 @@ std::string check_spans_state(const span_state& s, serves_list_fn serves_list,
                 fail("S7: sleeping span " + hex(sp) + " has wake_at " + num(sp->wake_at) +
                      " >= used " + num(sp->used));
         }
+        if (sp->bumping && sp->role != span_role::current)
+            fail("S5: span " + hex(sp) + " is bumping but not its class's current span");
         // S2: the places below the first block keep their bits set.
         for (std::size_t i = 0; i < sp->first; ++i)
             if (((bitmap[i / 64] >> (i % 64)) & 1) == 0) {

@@ -43,6 +43,14 @@
 //                            and nobody holds it; the class takes a word of it at a time, in
 //                            ascending order (scan), into its window
 //
+//   the same span in its first pass (bumping), from its start until its cursor is spent:
+//
+//     blocks:  | live | free | live | cached | live | never handed out ..................... |
+//     bitmap:     0      1      0      0        0     0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+//                                                   ^ cursor[slot]         cursor_end[slot] ^
+//              the class hands out next and adds a block's bytes: a bump allocator, whose
+//              frees set their bits; the window is empty until the cursor stops
+//
 // A block finds its span, and so its class, by masking its address: the sized free
 // needs no lookup table and the C API needs no per-block header. A sized free links the
 // block onto its class's cache, in whatever order it comes, and a flush sets its bit; a
@@ -74,8 +82,8 @@
 //      (layout/span_life.hpp); current: `current[slot]` of its class, on no list.
 //      partial: on `partial[slot]`. sleeping: on no list.
 //  S4  used = span_blocks = capacity - first, less the bits of its blocks set in the
-//      span's bitmap (first .. capacity - 1). The blocks on a cache
-//      (heads) and of bits[slot] (the current span's) count as used: the state holds them.
+//      span's bitmap (first .. capacity - 1). The blocks on a cache (heads), of bits[slot]
+//      and of cursor[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
 //      its thread freed by the sized API, each once: of the class, or of a larger class
 //      for a block a shrink kept in place (its span names its class). The blocks on all
@@ -90,9 +98,19 @@
 //      when there is no current span. A word taken is zero in the bitmap. scan <=
 //      frontier: the words from frontier on were never taken since the span started its
 //      class. rescan: a flush sent a block before the window to the bitmap, and the
-//      class's next word taken is the lowest with free blocks.
+//      class's next word taken is the lowest with free blocks. The cursor (cursor[slot]
+//      .. cursor_end[slot] - 1) is empty unless the current span is `bumping`: a span
+//      that starts serving a class (clean or purged before) has its bitmap clear (all
+//      its blocks held), the cursor over all its blocks and scan at the bitmap's end (a
+//      spent cursor meets refill's rule for a bitmap's end: start over, or retire); the
+//      class hands out cursor[slot], lowest address first, and nothing writes the bitmap
+//      but the frees. While the cursor holds blocks the window is empty, and a free of a
+//      block at or past cursor[slot] is refused (it was never handed out). The cursor
+//      stops when it is spent, when the class leaves the span, or at a heartbeat (S7)
+//      that finds a sixteenth of the blocks it handed out free again: its blocks go to
+//      the bitmap (set, uncounted), scan is 0 and frontier the word it reached.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
-//      bits[slot] are its span_blocks blocks, each once.
+//      bits[slot] and the cursor's blocks are its span_blocks blocks, each once.
 //  S7  wake_at is 0 for partial spans; a sleeping span has wake_at < used, and wakes
 //      (becomes partial) when a free brings used to it. A current span has wake_at <=
 //      used, at most heartbeat_frees below it since its last event or word taken: the
@@ -179,6 +197,9 @@ struct alignas(64) span {
     std::uint32_t since_ms = 0;      // S11: clean: when it became clean (os_now_ms)
     std::uint32_t block_bytes = 0;   // S2: the bytes of a block of its class
     std::uint32_t first = 0;         // S2: its first block (span 0: past the headers)
+    /// S5: its class hands out the blocks it never handed out from its cursor, until the
+    /// cursor is spent or stopped.
+    bool bumping = false;
 };
 
 struct segment {
@@ -385,9 +406,14 @@ static_assert(cache_frees_freeing <= cache_frees);
 
 struct span_state : pool_state {
     // Indexed by slot, of the pool's class set (pool/size_class.hpp):
-    free_block* heads[class_slots] = {};        // S5: the class's cache, LIFO
-    std::uint64_t bits[class_slots] = {};       // S5: the window's blocks not handed out
-    std::byte* window[class_slots] = {};        // S5: the window's first block
+    free_block* heads[class_slots] = {};  // S5: the class's cache, LIFO
+    std::uint64_t bits[class_slots] = {}; // S5: the window's blocks not handed out
+    std::byte* window[class_slots] = {};  // S5: the window's first block
+    /// S5: a bumping span's blocks never handed out since it started serving the class:
+    /// cursor .. cursor_end - 1, none when cursor == cursor_end. Two arrays of pointers, so
+    /// that a run-time slot indexes both with a scaled index.
+    std::byte* cursor[class_slots] = {};
+    std::byte* cursor_end[class_slots] = {};
     span* current[class_slots] = {};            // S3
     span* partial[class_slots] = {};            // S3: doubly linked through next / prev
     std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed

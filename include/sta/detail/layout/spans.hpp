@@ -102,9 +102,19 @@ struct span_slow {
                                                            : free_verdict::double_free;
     }
 
-    /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already.
+    /// Is p, a block place of `sp`, one its class's cursor still holds, never handed out
+    /// (S5)?
+    STA_FORCE_INLINE static bool never_handed_out(const span_state& st, const span* sp,
+                                                  const void* p) noexcept {
+        return sp->bumping && static_cast<const std::byte*>(p) >= st.cursor[sp->slot];
+    }
+
+    /// Block i of `sp` (p) comes back to its span, unless its bit says it is free already
+    /// or its class's cursor has not handed it out yet (S5).
     STA_FORCE_INLINE static free_verdict set_free_bit(span_state& st, span* sp, void* p,
                                                       std::uint32_t i) noexcept {
+        if (never_handed_out(st, sp, p)) [[unlikely]]
+            return free_verdict::not_a_block;
         if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
             return set_bit_verdict(sp, i);
         hooks::block_pushed(p, span_class_bytes(sp));
@@ -184,7 +194,7 @@ struct span_slow {
     /// block of any other span.
     static bool into_window(span_state& st, span* sp, void* b) noexcept {
         const std::uint32_t slot = sp->slot;
-        if (st.current[slot] != sp)
+        if (st.current[slot] != sp || st.window[slot] == nullptr) // no window (bumping: S5)
             return false;
         const auto d = static_cast<std::size_t>(static_cast<std::byte*>(b) - st.window[slot]);
         if (d >= 64 * span_class_bytes(sp)) {
@@ -222,6 +232,7 @@ struct span_slow {
                 return block;
         }
         if (span* const cur = st.current[slot]) {
+            cur->bumping = false; // its cursor is spent (S5)
             if (take_word(st, slot, cur))
                 return hand_out(st, slot);
             const std::uint32_t freed = span_blocks(cur) - cur->used;
@@ -239,27 +250,33 @@ struct span_slow {
             unlink_partial(st, sp);
             sp->role = span_role::current;
             sp->scan = 0;
+            set_current(st, slot, sp);
+            (void)take_word(st, slot, sp);
         } else if ((sp = take_clean(st)) != nullptr) {
-            start(sp, slot);
+            set_current(st, slot, sp);
+            start(st, sp, slot);
         } else {
             return nullptr;
         }
-        set_current(st, slot, sp);
-        (void)take_word(st, slot, sp);
         return hand_out(st, slot);
     }
 
-    /// The class's next block from heads or the window (nullptr when both are empty).
+    /// The class's next block from heads, the window or the cursor (nullptr when all are
+    /// empty).
     static void* hand_out(span_state& st, std::uint32_t slot) noexcept {
         if (free_block* const block = st.heads[slot]) {
             st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
             return block;
         }
-        const std::uint64_t bits = st.bits[slot];
-        if (bits == 0)
+        if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
+            st.bits[slot] = bits & (bits - 1);
+            return block_at(st.window[slot], lowest_bit(bits), steps[slot]);
+        }
+        std::byte* const block = st.cursor[slot];
+        if (block == st.cursor_end[slot])
             return nullptr;
-        st.bits[slot] = bits & (bits - 1);
-        return block_at(st.window[slot], lowest_bit(bits), steps[slot]);
+        st.cursor[slot] = block + steps[slot];
+        return block;
     }
 
     /// The next word of `sp`'s bitmap with free blocks, from its scan on, becomes the
@@ -440,15 +457,16 @@ struct span_slow {
                 retire_current(st, slot);
     }
 
-    /// The class stops allocating from its current span: the blocks of its window go
-    /// back to the span's bitmap, and the span takes the role its free blocks give it
-    /// (its blocks on the caches stay there, used: S4).
+    /// The class stops allocating from its current span: the blocks of its window and of
+    /// its cursor go back to the span's bitmap, and the span takes the role its free
+    /// blocks give it (its blocks on the caches stay there, used: S4).
     static void retire_current(span_state& st, std::uint32_t slot) noexcept {
         span* const sp = st.current[slot];
         if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
             span_bitmap(sp)[sp->scan - 1] |= bits; // the window is the word last taken (S5)
             sp->used -= bits_set(bits);
         }
+        stop_cursor(st, sp);
         set_current(st, slot, nullptr);
         if (sp->used == 0) {
             span_life::make_clean(st, sp, os_now_ms());
@@ -465,6 +483,8 @@ struct span_slow {
     /// that empties stays its class's (its bitmap has every block again).
     STA_NOINLINE static void span_event(span_state& st, span* sp) noexcept {
         if (sp->role == span_role::current) {
+            if (sp->bumping && freed_behind_cursor(st, sp))
+                stop_cursor(st, sp);
             if (waits(st)) // this state's own (its holder may hold a parked state's lock)
                 give_back_due(st, os_now_ms());
             sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
@@ -492,11 +512,51 @@ struct span_slow {
         st.partial[sp->slot] = sp;
     }
 
-    /// `sp` (or none) becomes the class's current span, with an empty window.
+    /// `sp` (or none) becomes the class's current span, with an empty window and cursor.
     static void set_current(span_state& st, std::uint32_t slot, span* sp) noexcept {
         st.current[slot] = sp;
         st.bits[slot] = 0;
         st.window[slot] = nullptr;
+        st.cursor[slot] = st.cursor_end[slot] = nullptr;
+    }
+
+    /// A heartbeat of a bumping span (S7): have a sixteenth of the blocks its cursor
+    /// handed out come back to the bitmap? Then the class takes them again before it
+    /// touches fresh pages (take_word's rule for the words it took, S5).
+    static bool freed_behind_cursor(const span_state& st, const span* sp) noexcept {
+        const std::uint32_t next = block_index(sp, st.cursor[sp->slot]);
+        const std::uint32_t taken = next - sp->first;
+        const std::uint32_t out = sp->used - (sp->capacity - next); // live or cached
+        return taken - out > taken / 16;
+    }
+
+    /// The blocks the class's cursor holds (S5).
+    static std::size_t cursor_blocks(const span_state& st, std::uint32_t slot) noexcept {
+        return static_cast<std::size_t>(st.cursor_end[slot] - st.cursor[slot]) / steps[slot];
+    }
+
+    /// `sp`'s cursor stops (S5): the blocks it still holds go to the bitmap, and the
+    /// class takes words from the first on; frontier is the word the cursor reached.
+    static void stop_cursor(span_state& st, span* sp) noexcept {
+        if (!sp->bumping)
+            return;
+        sp->bumping = false;
+        std::byte*& next = st.cursor[sp->slot];
+        const std::uint32_t from =
+            next == st.cursor_end[sp->slot] ? sp->capacity : block_index(sp, next);
+        next = st.cursor_end[sp->slot] = nullptr;
+        sp->scan = 0;
+        sp->frontier = static_cast<std::uint16_t>((from + 63) / 64);
+        if (from == sp->capacity)
+            return;
+        std::uint64_t* const bitmap = span_bitmap(sp);
+        for (std::uint32_t i = from; i < sp->capacity;) {
+            const std::uint32_t w = i / 64;
+            const std::uint64_t mask = blocks_of_word(sp, w) & (~std::uint64_t{0} << (i % 64));
+            bitmap[w] |= mask;
+            i = (w + 1) * 64;
+        }
+        sp->used -= sp->capacity - from;
     }
 
     static void unlink_partial(span_state& st, span* sp) noexcept {
@@ -509,9 +569,10 @@ struct span_slow {
         sp->next = sp->prev = nullptr;
     }
 
-    /// A clean span starts serving a class: every block free in its bitmap, and the bits
-    /// below its first block and its tail's set (S2, S4).
-    static void start(span* sp, std::uint32_t slot) noexcept {
+    /// A clean span starts serving a class, its class's current span: every block held by
+    /// the class's cursor, the bitmap clear but the bits below its first block and its
+    /// tail's (S2, S4, S5).
+    static void start(span_state& st, span* sp, std::uint32_t slot) noexcept {
         const std::size_t bytes = classes::bytes_of_slot(slot);
         sp->slot = static_cast<std::uint8_t>(slot);
         sp->block_bytes = static_cast<std::uint32_t>(bytes);
@@ -520,21 +581,26 @@ struct span_slow {
         sp->first = first_block_of(index, bytes);
         sp->recip = reciprocal_of(bytes);
         sp->bitmap = bitmap_of_span(segment_of(sp), index, bytes);
-        sp->used = 0;
-        sp->wake_at = 0;
-        sp->scan = 0;
-        sp->frontier = 0;
+        sp->used = span_blocks(sp); // all held by the cursor
+        sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
+        const std::uint32_t words = (sp->capacity + 63) / 64;
+        sp->scan = static_cast<std::uint16_t>(words); // spent, the bitmap's end (refill)
+        sp->frontier = static_cast<std::uint16_t>(words);
         sp->role = span_role::current;
+        sp->bumping = true;
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
-        const std::uint32_t full = sp->capacity / 64;
-        for (std::uint32_t w = 0; w < full; ++w)
-            bitmap[w] = ~std::uint64_t{0};
-        const std::uint32_t rest = sp->capacity % 64;
-        if (span_bytes % bytes != 0) // the tail's bit (S2): set, never a block's
-            bitmap[full] = (std::uint64_t{2} << rest) - 1;
-        else if (rest != 0)
-            bitmap[full] = (std::uint64_t{1} << rest) - 1;
+        for (std::uint32_t w = 0; w < words; ++w) // the places below the first block: set (S2)
+            bitmap[w] = sp->first >= (w + 1) * 64 ? ~std::uint64_t{0}
+                        : sp->first > w * 64      ? (std::uint64_t{1} << (sp->first - w * 64)) - 1
+                                                  : 0;
+        if (span_bytes % bytes != 0) { // the tail's bit (S2): set, never a block's
+            const std::uint32_t w = sp->capacity / 64;
+            bitmap[w] = (w < words ? bitmap[w] : 0) | std::uint64_t{1} << (sp->capacity % 64);
+        }
+        std::byte* const begin = span_begin(sp);
+        st.cursor[slot] = begin + std::size_t{sp->first} * bytes;
+        st.cursor_end[slot] = begin + std::size_t{sp->capacity} * bytes;
     }
 
     /// The bits of word w of `sp`'s bitmap below its capacity: all but the tail's (S2);
@@ -629,7 +695,8 @@ struct span_slow {
                     in_use += std::size_t{sp.used} * sp.block_bytes;
         for (std::uint32_t n = 0; n < classes::count; ++n) { // a window's blocks are free
             const std::uint32_t slot = classes::slot_of_ordinal(n);
-            in_use -= std::size_t{bits_set(st.bits[slot])} * steps[slot];
+            in_use -=
+                (std::size_t{bits_set(st.bits[slot])} + cursor_blocks(st, slot)) * steps[slot];
         }
         return in_use >= held * (segment_bytes / 2);
     }
@@ -645,7 +712,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     using typename slow::classes;
     STA_FORCE_INLINE static span_state& s() noexcept { return Engine::state(); }
 
-    /// A block of the class of a canonical pooled slot: heads, else the window.
+    /// A block of the class of a canonical pooled slot: heads, else the window, else the
+    /// cursor of a span in its first pass (S5: the window and the cursor are never both
+    /// filled, so their order costs a fresh block one test and a reused one none).
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
         span_state& st = s();
         if (free_block* const block = st.heads[slot]) {
@@ -657,6 +726,11 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             st.bits[slot] = bits & (bits - 1);
             std::byte* const block = block_at(st.window[slot], lowest_bit(bits), steps[slot]);
             STA_ASSUME(block != nullptr); // S5: a window with bits lies in a span
+            return block;
+        }
+        if (std::byte* const block = st.cursor[slot]; block != st.cursor_end[slot]) [[likely]] {
+            st.cursor[slot] = block + steps[slot];
+            STA_ASSUME(block != nullptr); // S5: a cursor with blocks lies in a span
             return block;
         }
         return refill(slot);
@@ -701,6 +775,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         if constexpr (threaded)
             if (owner_of(p) != &s())
                 return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
+        if (slow::never_handed_out(s(), sp, p))
+            return free_verdict::not_a_block;
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? slow::set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
@@ -774,7 +850,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         for (std::uint32_t n = 0; n < classes::count; ++n) {
             const std::uint32_t slot = classes::slot_of_ordinal(n);
             class_stats& c = out.classes[n];
-            std::size_t blocks = std::size_t{bits_set(st.bits[slot])};
+            std::size_t blocks =
+                std::size_t{bits_set(st.bits[slot])} + slow::cursor_blocks(st, slot);
             for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
                 ++blocks;
             c.free_blocks += blocks;
@@ -797,6 +874,10 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             const std::size_t bytes = steps[slot];
             if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
                 ((st.bits[slot] >> (d / bytes)) & 1) != 0)
+                return bytes;
+            const std::byte* const next = st.cursor[slot];
+            if (p >= next && p < st.cursor_end[slot] &&
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - next) % bytes == 0)
                 return bytes;
         }
         if (!is_pool_segment(p))
