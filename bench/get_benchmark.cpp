@@ -4,7 +4,9 @@
 //   fresh     allocations only, free lists empty: the pool's bump path. Every run
 //             takes new memory (the pool gets its own tagged instance and never
 //             frees; peers keep every block and release it all after the run), with a
-//             fixed number of iterations so the pool cannot run the machine dry.
+//             fixed number of iterations so the pool cannot run the machine dry. Every
+//             allocator's memory is faulted in once before its run, untimed (the span
+//             layout's blocks of a run allocated and freed: its spans are clean).
 //   pure_get  allocations served from a warm free list: a batch is allocated (timed)
 //             and given back (not timed), again and again.
 //   balanced  free + allocate pairs over a ring of live blocks; one op = one pair.
@@ -115,7 +117,7 @@ void run_fresh(benchmark::State& state) {
         kept.reserve(fresh_ops_of(Bytes) + batch);
         // Fault the peer's memory in once, untimed, and give it back: fresh measures the
         // allocator's work, not first-touch page faults (the cold-start run does that).
-        // The pool needs no warm-up: its bump path does not touch the blocks.
+        // The pool's is warmed below, on its own tagged instance.
         {
             Peer warm(Bytes); // its own instance: `a` starts with empty free lists
             for (std::size_t i = 0; i < fresh_ops_of(Bytes); ++i)
@@ -127,6 +129,17 @@ void run_fresh(benchmark::State& state) {
         kept.clear();
     }
     Peer a(Bytes);
+    if constexpr (Peer::compile_time && requires { Peer::pool::trim(); }) { // the span layout
+        // The span layout's fresh path starts spans that are clean: like the peers', the
+        // run's memory is faulted in once, untimed (the bookkeeping of each span, and under
+        // huge pages each segment whole), and its blocks freed without a size (their bits
+        // at once, no cache): the run's blocks come from clean spans through the cursor.
+        std::vector<void*> warm(fresh_ops_of(Bytes));
+        for (void*& p : warm)
+            p = op::alloc(a, n);
+        for (void* p : warm)
+            Peer::pool::engine::core::release_unsized(p);
+    }
     bench::escape(a);
     for (auto _ : state) {
         const double t0 = cpu_clock::now();

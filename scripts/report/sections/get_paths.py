@@ -143,8 +143,9 @@ def method(data):
                   + "; ".join(data.skips["preload:" + p] for p in absent) + ").")
     return [
         "- **get** (`bench/get_benchmark.cpp`): *fresh* = allocations only, free lists empty (the "
-        "pool's bump path; every run takes new memory: the pool has its own tagged instance, peers "
-        "are warmed once so no page faults are timed); *pure get* = allocations from a warm free "
+        "pool's bump path; every run takes new memory: the pool has its own tagged instance; every "
+        "allocator is warmed once so no page faults are timed, the span layout by allocating and "
+        "freeing the run's blocks, which leaves its spans clean); *pure get* = allocations from a warm free "
         "list (a batch of up to 1024 blocks allocated, timed, then given back, untimed); "
         "*balanced* = free + allocate pairs over a ring of live blocks (one op = one pair). Times "
         "are the thread's CPU time (the machine is shared). A compiler barrier follows each call, "
