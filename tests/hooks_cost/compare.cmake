@@ -5,12 +5,17 @@
 # (detail/config.hpp), makes the unit without hooks instantiate slow paths of its own
 # where the unit with them calls the compiled part's. In the probes' calls, the
 # config_key argument of a slow path's name is replaced by KEY, and addresses are left out.
+# A call or jump to another function is compared by its relocation (the function it names):
+# objdump annotates its unresolved target with whatever symbol lies at that offset of the
+# object, which depends on where the functions were placed.
 foreach(which WITH_HOOKS WITHOUT_HOOKS)
-    execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn -C ${${which}}
+    execute_process(COMMAND ${OBJDUMP} -dr --no-show-raw-insn -C ${${which}}
                     OUTPUT_VARIABLE text RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "objdump failed on ${${which}}")
     endif()
+    string(REGEX REPLACE "[0-9a-f]+ <[^>\n]*>(\n\t+[0-9a-f]+: R_)" "<reloc>\\1" text "${text}")
+    string(REGEX REPLACE "\n\t+[0-9a-f]+: (R_[A-Z0-9_]+)" "\n\treloc \\1" text "${text}")
     # Where each function lies in .text depends on what else the unit emits there: the
     # addresses go, the offsets within a probe (<probe_x+0x28>) stay, the padding goes,
     # and the probes are compared in the order of their names.

@@ -70,6 +70,28 @@ inline constexpr std::array<std::size_t, class_slots> span_steps = [] {
     return out;
 }();
 
+/// What a span serving a class holds (S2), for each canonical slot of a class set: its
+/// capacity, its recip, the first block of a span 0 and whether it has a tail. A span
+/// that starts serving a class reads them here: no division on the slow path of a class
+/// whose spans hold two blocks.
+struct span_shape {
+    std::uint32_t capacity = 0;
+    std::uint32_t recip = 0;
+    std::uint32_t first_in_span_0 = 0;
+    bool tail = false;
+};
+template <class Classes>
+inline constexpr std::array<span_shape, class_slots> span_shapes = [] {
+    std::array<span_shape, class_slots> out{};
+    for (std::uint32_t n = 0; n < Classes::count; ++n) {
+        const std::size_t bytes = Classes::bytes_of_slot(Classes::slot_of_ordinal(n));
+        out[Classes::slot_of_ordinal(n)] =
+            span_shape{static_cast<std::uint32_t>(span_bytes / bytes), reciprocal_of(bytes),
+                       first_block_of(0, bytes), span_bytes % bytes != 0};
+    }
+    return out;
+}();
+
 template <class Classes, bool Threaded, unsigned long long Config = config_key>
 struct span_slow {
     static constexpr bool threaded = Threaded;
@@ -549,13 +571,7 @@ struct span_slow {
         sp->frontier = static_cast<std::uint16_t>((from + 63) / 64);
         if (from == sp->capacity)
             return;
-        std::uint64_t* const bitmap = span_bitmap(sp);
-        for (std::uint32_t i = from; i < sp->capacity;) {
-            const std::uint32_t w = i / 64;
-            const std::uint64_t mask = blocks_of_word(sp, w) & (~std::uint64_t{0} << (i % 64));
-            bitmap[w] |= mask;
-            i = (w + 1) * 64;
-        }
+        set_bits(span_bitmap(sp), from, sp->capacity);
         sp->used -= sp->capacity - from;
     }
 
@@ -573,13 +589,14 @@ struct span_slow {
     /// the class's cursor, the bitmap clear but the bits below its first block and its
     /// tail's (S2, S4, S5).
     static void start(span_state& st, span* sp, std::uint32_t slot) noexcept {
-        const std::size_t bytes = classes::bytes_of_slot(slot);
+        const std::size_t bytes = steps[slot];
+        const span_shape& shape = span_shapes<Classes>[slot];
         sp->slot = static_cast<std::uint8_t>(slot);
         sp->block_bytes = static_cast<std::uint32_t>(bytes);
-        sp->capacity = static_cast<std::uint32_t>(span_bytes / bytes); // the rest: a tail (S2)
+        sp->capacity = shape.capacity; // the rest: a tail (S2)
         const std::uint32_t index = span_index(sp);
-        sp->first = first_block_of(index, bytes);
-        sp->recip = reciprocal_of(bytes);
+        sp->first = index == 0 ? shape.first_in_span_0 : 0;
+        sp->recip = shape.recip;
         sp->bitmap = bitmap_of_span(segment_of(sp), index, bytes);
         sp->used = span_blocks(sp); // all held by the cursor
         sp->wake_at = sp->used - (sp->used < heartbeat_frees ? sp->used : heartbeat_frees);
@@ -590,17 +607,29 @@ struct span_slow {
         sp->bumping = true;
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
-        for (std::uint32_t w = 0; w < words; ++w) // the places below the first block: set (S2)
-            bitmap[w] = sp->first >= (w + 1) * 64 ? ~std::uint64_t{0}
-                        : sp->first > w * 64      ? (std::uint64_t{1} << (sp->first - w * 64)) - 1
-                                                  : 0;
-        if (span_bytes % bytes != 0) { // the tail's bit (S2): set, never a block's
+        for (std::uint32_t w = 0; w < words; ++w)
+            bitmap[w] = 0;
+        if (sp->first != 0) [[unlikely]] // span 0: the places below the first block (S2)
+            set_bits(bitmap, 0, sp->first);
+        if (shape.tail) { // the tail's bit (S2): set, never a block's
             const std::uint32_t w = sp->capacity / 64;
             bitmap[w] = (w < words ? bitmap[w] : 0) | std::uint64_t{1} << (sp->capacity % 64);
         }
         std::byte* const begin = span_begin(sp);
         st.cursor[slot] = begin + std::size_t{sp->first} * bytes;
         st.cursor_end[slot] = begin + std::size_t{sp->capacity} * bytes;
+    }
+
+    /// Sets bits from .. to - 1 of a bitmap.
+    static void set_bits(std::uint64_t* bitmap, std::uint32_t from, std::uint32_t to) noexcept {
+        for (std::uint32_t i = from; i < to;) {
+            const std::uint32_t w = i / 64;
+            const std::uint32_t top = to - w * 64 >= 64 ? 64 : to - w * 64;
+            const std::uint64_t below_top =
+                top == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << top) - 1;
+            bitmap[w] |= below_top & (~std::uint64_t{0} << (i % 64));
+            i = (w + 1) * 64;
+        }
     }
 
     /// The bits of word w of `sp`'s bitmap below its capacity: all but the tail's (S2);
