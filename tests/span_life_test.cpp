@@ -131,6 +131,26 @@ TYPED_TEST(SpanLife, ASpanRefilledBeforeTheDelayKeepsItsPagesAndBlocks) {
     f.free_all();
 }
 
+// Guards the rhythm of the slow-path checks (span_shape::checks_mask): a class whose span
+// holds two blocks (32 KiB) runs them at one refill in 32, not at none, so the clean spans
+// whose delay has passed go back within 64 such blocks (the refills take the newest
+// clean spans first; the oldest wait for the checks).
+TYPED_TEST(SpanLife, ABigClassRunsTheChecksWithinSixtyFourBlocks) {
+    FRESH_POOL;
+    pool::set_purge_delay(20);
+    filled_spans<pool> f(40);
+    f.free_all(); // every span but the class's current one comes clean
+    EXPECT_GE(pool::stats().spans_clean, 39u);
+    sleep_ms(50);
+    std::vector<void*> big;
+    for (int i = 0; i < 64; ++i)
+        big.push_back(pool::alloc(32768));
+    EXPECT_GT(pool::stats().bytes_given_back, 0u) << "64 blocks of 32 KiB and no check ran";
+    for (void* p : big)
+        pool::free(p, 32768);
+    EXPECT_EQ(check_accounting<pool>({}), "");
+}
+
 // Guards trim(): everything free goes back at once, whatever the delay; a second trim
 // has nothing left to give.
 TYPED_TEST(SpanLife, TrimGivesBackAtOnce) {

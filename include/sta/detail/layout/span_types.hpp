@@ -418,10 +418,11 @@ struct span_state : pool_state {
     span* partial[class_slots] = {};            // S3: doubly linked through next / prev
     std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed
     std::uint32_t flush_every = cache_frees;    // S5: cache_frees, or cache_frees_freeing
-    span* clean = nullptr;                      // S3, S11: newest first, doubly linked
-    span* clean_oldest = nullptr;               // the last span of `clean`: the next one to purge
-    span* purged = nullptr;                     // S3: doubly linked
-    segment* segments = nullptr;                // S1
+    std::uint32_t refills = 0;    // refills counted: when the next runs the checks (span_shape)
+    span* clean = nullptr;        // S3, S11: newest first, doubly linked
+    span* clean_oldest = nullptr; // the last span of `clean`: the next one to purge
+    span* purged = nullptr;       // S3: doubly linked
+    segment* segments = nullptr;  // S1
     /// What was given back (layout/span_life.hpp).
     std::size_t bytes_purged = 0;      // pages of purged spans, now
     std::size_t bytes_given_back = 0;  // every purge and unmapped segment, ever

@@ -28,11 +28,14 @@
 // A span retired with less than its reuse threshold free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
 // blocks each time. A span whose blocks have all come back goes clean, and after the
-// purge delay gives its pages back (layout/span_life.hpp). Every refill and every flush
-// passes by the state's slow-path checks (give_back_due): a class that only takes from
-// its window refills every 64 blocks at the most, a program that frees with sizes
-// flushes every cache_frees frees, and one that frees without sizes meets the current
-// span's heartbeat (S7).
+// purge delay gives its pages back (layout/span_life.hpp). Every refill takes home the
+// blocks other threads sent; the state's slow-path checks (give_back_due) run at every
+// flush and at the refills that end 64 blocks handed out: every refill of a class whose
+// span holds 64 blocks or more (a refill hands out one word of a bitmap at the most),
+// every 2^k-th of a bigger class's (span_shape::checks_mask: every 32nd at 32 KiB, two
+// blocks a span). A class that only takes blocks meets them every 64 blocks at the most,
+// a program that frees with sizes every cache_frees frees, and one that frees without
+// sizes at the current span's heartbeat (S7).
 #pragma once
 
 #include "sta/detail/diag/misuse.hpp"
@@ -79,15 +82,21 @@ struct span_shape {
     std::uint32_t recip = 0;
     std::uint32_t first_in_span_0 = 0;
     bool tail = false;
+    /// A refill of the class runs the slow-path checks when the state's refill count
+    /// masked by this is 0: every refill of a class whose spans hold 64 blocks or more,
+    /// every 2^k-th of one whose span holds fewer (2^k <= 64 / capacity), so that the
+    /// refills between two checks hand out at most 64 blocks (a 32 KiB class: 2 a span).
+    std::uint32_t checks_mask = 0;
 };
 template <class Classes>
 inline constexpr std::array<span_shape, class_slots> span_shapes = [] {
     std::array<span_shape, class_slots> out{};
     for (std::uint32_t n = 0; n < Classes::count; ++n) {
         const std::size_t bytes = Classes::bytes_of_slot(Classes::slot_of_ordinal(n));
-        out[Classes::slot_of_ordinal(n)] =
-            span_shape{static_cast<std::uint32_t>(span_bytes / bytes), reciprocal_of(bytes),
-                       first_block_of(0, bytes), span_bytes % bytes != 0};
+        const auto capacity = static_cast<std::uint32_t>(span_bytes / bytes);
+        out[Classes::slot_of_ordinal(n)] = span_shape{
+            capacity, reciprocal_of(bytes), first_block_of(0, bytes), span_bytes % bytes != 0,
+            capacity >= 64 ? 0 : std::bit_floor(64 / capacity) - 1};
     }
     return out;
 }();
@@ -243,19 +252,24 @@ struct span_slow {
     /// comment for the order), then one block of it. A thread without a pool adopts one
     /// first; blocks other threads sent home are taken back first, and may give the
     /// class blocks again.
-    STA_NOINLINE static void* refill(span_state& st, std::uint32_t slot) noexcept {
-        give_back_due(st);
+    STA_NOINLINE static void* refill(span_state& st, std::uint32_t slot, bool adopted) noexcept {
+        if (adopted || (++st.refills & span_shapes<Classes>[slot].checks_mask) == 0)
+            give_back_due(st);
         if constexpr (threaded) {
             // The class may hold blocks now: the state was just adopted with its lists
             // and windows, or the drain gave some back.
-            (void)drain(st);
+            const bool drained = drain(st);
             send_outbox(st);
-            if (void* const block = hand_out(st, slot))
-                return block;
+            if (drained || adopted)
+                if (void* const block = hand_out(st, slot))
+                    return block;
         }
         if (span* const cur = st.current[slot]) {
+            // A span whose cursor is spent has no word to take: its scan is at its bitmap's
+            // end since it started, its bitmap holds only the frees since (S5).
+            const bool bumped = cur->bumping && !cur->rescan;
             cur->bumping = false; // its cursor is spent (S5)
-            if (take_word(st, slot, cur))
+            if (!bumped && take_word(st, slot, cur))
                 return hand_out(st, slot);
             const std::uint32_t freed = span_blocks(cur) - cur->used;
             if (freed >= reuse_threshold(span_blocks(cur))) { // start over at its first word
@@ -277,6 +291,9 @@ struct span_slow {
         } else if ((sp = take_clean(st)) != nullptr) {
             set_current(st, slot, sp);
             start(st, sp, slot);
+            std::byte* const block = st.cursor[slot]; // S2: every span holds a block
+            st.cursor[slot] = block + steps[slot];
+            return block;
         } else {
             return nullptr;
         }
@@ -607,7 +624,8 @@ struct span_slow {
         sp->bumping = true;
         sp->next = sp->prev = nullptr;
         std::uint64_t* const bitmap = span_bitmap(sp);
-        for (std::uint32_t w = 0; w < words; ++w)
+        bitmap[0] = 0; // a class of 1 KiB or more: one word, and no call to memset
+        for (std::uint32_t w = 1; w < words; ++w)
             bitmap[w] = 0;
         if (sp->first != 0) [[unlikely]] // span 0: the places below the first block (S2)
             set_bits(bitmap, 0, sp->first);
@@ -834,8 +852,10 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     /// heads[slot] and the window are empty: the calling thread's state (adopted first if
     /// it has none) refills the class (span_slow::refill).
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
+        if (span_state* const st = Engine::home::existing()) [[likely]]
+            return slow::refill(*st, slot, false);
         span_state* const own = Engine::home::own();
-        return own != nullptr ? slow::refill(*own, slot) : nullptr;
+        return own != nullptr ? slow::refill(*own, slot, true) : nullptr;
     }
     /// Another thread's block goes home, through the calling thread's outbox (S10).
     STA_NOINLINE static void send_home(void* p) noexcept {
