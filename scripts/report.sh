@@ -466,7 +466,7 @@ else
     on_wine() {
         local output="$1" program="$2"
         shift 2
-        wine "build/$program.exe" "$@" >>"$output" 2>>"$log" ||
+        cmake/wine_run.sh "build/$program.exe" "$@" >>"$output" 2>>"$log" ||
             die "$program.exe failed under wine (see $log)"
     }
     say "under wine: the tiers against HeapAlloc, HeapCreate and malloc; COM creation (g++)"
