@@ -248,6 +248,28 @@ class basic_memory_pool {
         return core::release_checked(p);
     }
 
+    /// free_in_span_checked for a heap whose malloc clears the freed mark (the drop-in
+    /// malloc; detail/layout/freed_mark.hpp): the block goes on its class's cache, marked
+    /// (detail/layout/spans.hpp, release_marked).
+    [[nodiscard]] STA_FORCE_INLINE static detail::free_verdict
+    free_in_span_marked(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
+        engine::home::check_thread();
+        before_free(p, detail::pooled_block_bytes(p));
+        return core::release_marked(p);
+    }
+    /// free_in_span_marked's common case, inline (detail/layout/spans.hpp,
+    /// try_release_marked): true when the block went on its class's cache; false, with
+    /// nothing done, when free_in_span_marked must do it — and always in a build whose
+    /// frees are recorded (checks, a tool, statistics: before_free), which
+    /// free_in_span_marked records once.
+    [[nodiscard]] STA_FORCE_INLINE static bool
+    try_free_in_span_marked(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
+        if constexpr (checks || detail::hooks::active || STA_POOL_STATS != 0)
+            return false;
+        engine::home::check_thread();
+        return core::try_release_marked(p);
+    }
+
     /// Resize a block. Same pointer while the class does not change. A shrink within
     /// the pool never fails: the shared-cursor layout keeps the block where it is and
     /// gives its tail back; the span layout moves it to the smaller class, or keeps it

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
         free(p);
         two_mallocs(48);
     } else if (strcmp(mode, "double_free_other_thread") == 0) {
+        /* the owner's free finds the mark of a block on its way home (freed_mark.hpp, M3) */
         void* p = malloc(100);
         pthread_t t;
         pthread_create(&t, NULL, free_it, p);
@@ -61,6 +62,36 @@ int main(int argc, char** argv) {
         two_mallocs(100); /* the owner takes its blocks back on its next refill */
         for (int i = 0; i < 100000; ++i)
             free(malloc(100));
+    } else if (strcmp(mode, "double_free_after_flush") == 0) {
+        /* 2000 frees between the two: the caches were flushed to the bitmaps, and the
+         * block holds its freed mark there (freed_mark.hpp, M1) */
+        static void* others[2000];
+        void* p = malloc(48);
+        for (int i = 0; i < 2000; ++i)
+            others[i] = malloc(48);
+        free(p);
+        for (int i = 0; i < 2000; ++i)
+            free(others[i]);
+        free(p);
+        two_mallocs(48);
+    } else if (strcmp(mode, "double_free_in_a_burst") == 0) {
+        /* a burst of frees sets bits at once (direct_frees, layout/spans.hpp) */
+        static void* blocks[4000];
+        for (int i = 0; i < 4000; ++i)
+            blocks[i] = malloc(48);
+        for (int i = 0; i < 4000; ++i)
+            free(blocks[i]);
+        free(blocks[3990]);
+        two_mallocs(48);
+    } else if (strcmp(mode, "double_free_owner_then_other_thread") == 0) {
+        void* p = malloc(100);
+        free(p); /* on its class's cache, marked */
+        pthread_t t;
+        pthread_create(&t, NULL, free_it, p);
+        pthread_join(t, NULL);
+        for (int i = 0; i < 100000; ++i) /* the owner takes its blocks back at a refill */
+            free(malloc(64));
+        two_mallocs(100);
     } else if (strcmp(mode, "double_free_after_realloc") == 0) {
         void* p = malloc(24);
         void* q = realloc(p, 4000); /* moves: p is freed by realloc */

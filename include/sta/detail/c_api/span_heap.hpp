@@ -47,6 +47,7 @@
 #include "sta/detail/block_move.hpp"
 #include "sta/detail/c_api/c_common.hpp"
 #include "sta/detail/diag/misuse.hpp"
+#include "sta/detail/layout/freed_mark.hpp"
 #include "sta/detail/layout/spans.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
@@ -102,8 +103,13 @@ struct aligned_os_block {
 /// The header of c_span_heap's blocks outside the spans (CS2).
 inline constexpr std::size_t c_span_header_bytes = 16;
 
+/// A family with freed marks (the drop-in malloc's; layout/freed_mark.hpp): free, with the
+/// release checks on, puts a pooled block on its class's cache with the freed mark, and
+/// malloc clears the mark of every block it hands out. Any other (the C API of sta/pool.h,
+/// whose family the sized API shares): free sets the block's bit in its span's bitmap.
 template <class Pool, class Names = c_api_names>
 struct c_span_heap : private size_header<c_span_header_bytes> {
+    static constexpr bool marked_frees = Pool::engine::freed_marks;
     static constexpr std::size_t header_bytes = c_span_header_bytes;
     using classes = typename Pool::classes;
     static constexpr std::size_t min_bytes = 16; // CS3: requests are rounded up to 16
@@ -136,6 +142,8 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void* malloc(std::size_t bytes) noexcept {
         const std::size_t key = bytes - 1; // 0 wraps: the slow path
         if (key < fast_limit) [[likely]] {
+            if constexpr (marked_frees) // its refill sets errno (layout/spans.hpp)
+                return Pool::alloc_class(pooled_slot(bytes));
             void* const p = Pool::alloc_class(pooled_slot(bytes));
             return p != nullptr ? p : out_of_memory();
         }
@@ -143,9 +151,12 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     }
 
     static void free(void* p) noexcept {
-        if (p == nullptr)
-            return;
-        if (is_pool_segment(p)) [[likely]] { // CS1
+        if (is_pool_segment(p)) [[likely]] { // CS1 (nullptr lies in no segment)
+            if constexpr (marked_frees) {    // its checks decide the way: no test of the switch
+                if (Pool::try_free_in_span_marked(p)) [[likely]]
+                    return;
+                return free_marked(p);
+            }
             if (c_release_checks) [[likely]] {
                 const free_verdict verdict = Pool::free_in_span_checked(p);
                 if (verdict != free_verdict::freed) [[unlikely]]
@@ -194,6 +205,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static constexpr std::size_t pooled_bytes(std::size_t bytes) noexcept {
         return classes::bytes_of_slot(pooled_slot(bytes));
     }
+    static_assert(min_bytes >= marked_min_bytes, "every block has a second word for its mark");
     static_assert(pooled_bytes(1) == 16 && pooled_bytes(16) == 16 && pooled_bytes(17) == 32 &&
                   pooled_bytes(1024) == 1024 && pooled_bytes(max_class_bytes) == max_class_bytes);
     static_assert([] { // CS3: every class a request takes is a multiple of 16 (a request
@@ -268,8 +280,29 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return p != nullptr ? p : out_of_memory();
     }
 
+    /// A pooled block the inline path left (layout/spans.hpp, release_marked).
+    /// Without the release checks it is left to the bitmap, unchecked.
+    STA_NOINLINE static void free_marked(void* p) noexcept {
+        if (!c_release_checks) [[unlikely]]
+            return Pool::free_in_span(p);
+        const free_verdict verdict = Pool::free_in_span_marked(p);
+        if (verdict != free_verdict::freed) [[unlikely]]
+            refuse(Names::free, p, verdict);
+    }
+
+    /// A live pooled block that realloc moved goes where free sends it, so that a later free
+    /// of p is refused (M2, or its bit).
+    static void free_pooled(void* p) noexcept {
+        if constexpr (marked_frees)
+            (void)Pool::free_in_span_marked(p); // realloc checked it (check_live)
+        else
+            Pool::free_in_span(p);
+    }
+
     /// A block outside the spans (CS2, CS4).
     STA_NOINLINE static void free_outside(void* p) noexcept {
+        if (p == nullptr)
+            return;
         if (c_release_checks)
             if (const free_verdict verdict = check_outside(p); verdict != free_verdict::freed)
                 refuse(Names::free, p, verdict);
@@ -298,7 +331,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
                 [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
-                [p] { Pool::free_in_span(p); }); // its bit, as free's: a later free of p sees it
+                [p] { free_pooled(p); }); // as free's: a later free of p is refused
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
@@ -324,7 +357,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const auto alloc = [bytes] { return try_alloc(bytes); };
         void* const q = from == tier::pooled
                             ? move_or_keep_shrunk(p, old_usable, old_usable, bytes, alloc,
-                                                  [p] { Pool::free_in_span(p); })
+                                                  [p] { free_pooled(p); })
                             : move_block(p, old_usable, bytes, alloc, [p] { free_outside(p); });
         return q != nullptr ? q : out_of_memory();
     }

@@ -26,6 +26,9 @@
 //   block_pushed       a block went on a free list (freed, or carved from a tail)
 //   block_filled       a checked build wrote its fill pattern over a fresh block
 //   load_link/store_link  the pool's own access to the link word of a free block
+//   load_mark/store_mark  the pool's own access to the second word of a free block (the
+//                      freed mark, layout/freed_mark.hpp)
+//   clear_mark         the second word of a block leaving the pool is 0
 //   region_handed_out  an arena handed out [p, p + bytes)
 //   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
 #pragma once
@@ -33,6 +36,7 @@
 #include "sta/detail/config.hpp" // STA_POOL_ASAN, STA_POOL_VALGRIND
 
 #include <cstddef>
+#include <cstdint>
 
 #if STA_POOL_ASAN
 #include <sanitizer/asan_interface.h>
@@ -149,6 +153,44 @@ STA_HOOK_NO_ASAN inline void store_link(void* block, void* next) noexcept {
 #else
     *static_cast<void**>(block) = next;
 #endif
+}
+
+/// The second word of a block that may be free (poisoned): the freed mark's place.
+STA_HOOK_NO_ASAN inline std::uint64_t load_mark(const void* block) noexcept {
+    const auto* const word = static_cast<const std::uint64_t*>(block) + 1;
+#if STA_POOL_VALGRIND
+    // A live block's word may hold no value yet, a free one's is not accessible: read it
+    // either way and leave memcheck's view of it as it was.
+    unsigned char vbits[sizeof *word];
+    const unsigned got = VALGRIND_GET_VBITS(word, vbits, sizeof *word); // 3: no access
+    VALGRIND_MAKE_MEM_DEFINED(word, sizeof *word);
+    const std::uint64_t value = *word;
+    if (got == 3)
+        VALGRIND_MAKE_MEM_NOACCESS(word, sizeof *word);
+    else if (got == 1)
+        (void)VALGRIND_SET_VBITS(word, vbits, sizeof *word);
+    return value;
+#else
+    return *word;
+#endif
+}
+
+/// The second word of a block just freed (poisoned) holds `mark`.
+STA_HOOK_NO_ASAN inline void store_mark(void* block, std::uint64_t mark) noexcept {
+    auto* const word = static_cast<std::uint64_t*>(block) + 1;
+#if STA_POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(word, sizeof *word);
+    *word = mark;
+    VALGRIND_MAKE_MEM_NOACCESS(word, sizeof *word);
+#else
+    *word = mark;
+#endif
+}
+
+/// The second word of a block leaving the pool (poisoned still: block_allocated comes
+/// after) is 0.
+STA_HOOK_NO_ASAN inline void clear_mark(void* block) noexcept {
+    store_mark(block, 0);
 }
 
 inline void region_handed_out([[maybe_unused]] void* p,

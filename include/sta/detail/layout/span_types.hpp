@@ -85,8 +85,9 @@
 //      span's bitmap (first .. capacity - 1). The blocks on a cache (heads), of bits[slot]
 //      and of cursor[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
-//      its thread freed by the sized API, each once: of the class, or of a larger class
-//      for a block a shrink kept in place (its span names its class). The blocks on all
+//      its thread freed by the sized API, or by a marked free (layout/freed_mark.hpp)
+//      while direct_frees is false, each once: of the class, or of a larger class for a
+//      block a shrink kept in place (its span names its class). The blocks on all
 //      the caches together and frees_to_flush add up to at most flush_every: cache_frees,
 //      or cache_frees_freeing after a flush that found at least half of its interval's
 //      frees on the caches (the program frees more than it allocates). A free that brings
@@ -418,7 +419,14 @@ struct span_state : pool_state {
     span* partial[class_slots] = {};            // S3: doubly linked through next / prev
     std::uint32_t frees_to_flush = cache_frees; // S5: frees until the caches are flushed
     std::uint32_t flush_every = cache_frees;    // S5: cache_frees, or cache_frees_freeing
-    std::uint32_t refills = 0;    // refills counted: when the next runs the checks (span_shape)
+    std::uint32_t refills = 0; // refills counted: when the next runs the checks (span_shape)
+    /// S5: the last flush found at least half of its interval's frees still on the caches,
+    /// and no class refilled since (the program frees more than it allocates): a marked
+    /// free (layout/freed_mark.hpp) sets its block's bit at once, while the block is warm.
+    bool direct_frees = false;
+    /// Its family marks freed blocks (layout/freed_mark.hpp, family_freed_marks): set at
+    /// every refill, which every state meets before it hands out a block.
+    bool freed_marks = false;
     span* clean = nullptr;        // S3, S11: newest first, doubly linked
     span* clean_oldest = nullptr; // the last span of `clean`: the next one to purge
     span* purged = nullptr;       // S3: doubly linked

@@ -41,6 +41,7 @@
 #include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/home/per_thread.hpp"
+#include "sta/detail/layout/freed_mark.hpp"
 #include "sta/detail/layout/span_life.hpp"
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/os/clock.hpp"
@@ -52,6 +53,7 @@
 
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -165,6 +167,29 @@ struct span_slow {
                             span_class_bytes(sp));
     }
 
+    /// A block of `st` that carries the freed mark, on a block boundary of its span and
+    /// handed out by its class (M2): double_free when it is free — its bit set, in its
+    /// class's window, or on its class's cache — else freed (a live block whose second
+    /// word holds the mark's bits).
+    STA_NOINLINE static free_verdict marked_state(const span_state& st, const span* sp,
+                                                  const void* p) noexcept {
+        const std::uint32_t i = block_index(sp, p);
+        if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
+            return set_bit_verdict(sp, i);
+        const std::uint32_t slot = sp->slot;
+        if (st.current[slot] == sp && st.window[slot] != nullptr) {
+            const auto d =
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
+            const std::size_t bytes = span_class_bytes(sp);
+            if (d < 64 * bytes && ((st.bits[slot] >> (d / bytes)) & 1) != 0)
+                return free_verdict::double_free;
+        }
+        for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
+            if (b == p)
+                return free_verdict::double_free;
+        return free_verdict::freed;
+    }
+
     /// Frees into the current span between two of its span events: the heartbeat of a
     /// class whose frees all set bits (release_unsized), S7.
     static constexpr std::uint32_t heartbeat_frees = 64;
@@ -177,7 +202,8 @@ struct span_slow {
     /// allocates), else cache_frees (S5).
     STA_NOINLINE static void flush_caches(span_state& st) noexcept {
         const std::uint32_t held = empty_caches(st);
-        st.flush_every = held * 2 >= st.flush_every ? cache_frees_freeing : cache_frees;
+        st.direct_frees = held * 2 >= st.flush_every;
+        st.flush_every = st.direct_frees ? cache_frees_freeing : cache_frees;
         st.frees_to_flush = st.flush_every;
         if constexpr (threaded) {
             (void)drain(st);
@@ -253,6 +279,7 @@ struct span_slow {
     /// first; blocks other threads sent home are taken back first, and may give the
     /// class blocks again.
     STA_NOINLINE static void* refill(span_state& st, std::uint32_t slot, bool adopted) noexcept {
+        st.direct_frees = false; // a class allocates: marked frees go on the caches again
         if (adopted || (++st.refills & span_shapes<Classes>[slot].checks_mask) == 0)
             give_back_due(st);
         if constexpr (threaded) {
@@ -418,6 +445,11 @@ struct span_slow {
     /// parked state goes home at once: its sender takes it back (nothing waits).
     STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
         span_state* const owner = owner_of(p);
+        if (owner->freed_marks) { // M3 (the family's classes are 16 bytes or more)
+            if (has_any_mark(p)) [[unlikely]]
+                refuse_sent(p); // free at its owner, or freed by another thread already
+            hooks::store_mark(p, sent_mark);
+        }
         if (self == nullptr || owner->parked.load(memory_order_relaxed))
             return push_home(*owner, p, p);
         remote_outbox& out = self->outbox;
@@ -433,6 +465,11 @@ struct span_slow {
         ++out.held;
         if (++w.count == remote_outbox::batch_blocks)
             send_way(out, w);
+    }
+    /// A block another thread frees that holds a mark (M3): one line, abort.
+    [[noreturn]] STA_NOINLINE static void refuse_sent(const void* p) noexcept {
+        report_bad_free("sta-pool", "free() from another thread", p, free_verdict::double_free,
+                        span_class_bytes(span_of(p)));
     }
     /// Every way of `st`'s outbox goes home (its thread's slow paths, trim, and its end
     /// before its state is parked: a parked state's outbox is empty).
@@ -762,25 +799,32 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     /// A block of the class of a canonical pooled slot: heads, else the window, else the
     /// cursor of a span in its first pass (S5: the window and the cursor are never both
     /// filled, so their order costs a fresh block one test and a reused one none).
+    /// A family with freed marks hands every block out with its second word cleared (M1).
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
         span_state& st = s();
         if (free_block* const block = st.heads[slot]) {
             st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
-            return block;
+            return handed_out(block);
         }
         const std::uint64_t bits = st.bits[slot];
         if (bits != 0) [[likely]] {
             st.bits[slot] = bits & (bits - 1);
             std::byte* const block = block_at(st.window[slot], lowest_bit(bits), steps[slot]);
             STA_ASSUME(block != nullptr); // S5: a window with bits lies in a span
-            return block;
+            return handed_out(block);
         }
         if (std::byte* const block = st.cursor[slot]; block != st.cursor_end[slot]) [[likely]] {
             st.cursor[slot] = block + steps[slot];
             STA_ASSUME(block != nullptr); // S5: a cursor with blocks lies in a span
-            return block;
+            return handed_out(block);
         }
         return refill(slot);
+    }
+    /// A block leaves the pool: without its mark in a family with freed marks (M1).
+    STA_FORCE_INLINE static void* handed_out(void* block) noexcept {
+        if constexpr (Engine::freed_marks)
+            clear_freed_mark(block);
+        return block;
     }
 
     /// A block freed with the size of its class (`slot`, the class the caller's size
@@ -824,6 +868,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
                 return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
         if (slow::never_handed_out(s(), sp, p))
             return free_verdict::not_a_block;
+        if (Engine::freed_marks && has_any_mark(p)) // M2, M3
+            return hooks::load_mark(p) == sent_mark ? free_verdict::double_free
+                                                    : slow::marked_state(s(), sp, p);
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? slow::set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
@@ -849,13 +896,101 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             }
         return slow::set_free_bit(st, sp, p, i);
     }
+
+    /// A free without a size with the release checks, for a heap whose malloc clears the
+    /// freed mark (layout/freed_mark.hpp, M1; the drop-in malloc): p must be the start of a
+    /// block of its span's class that its class handed out; one that carries the mark is
+    /// looked at closer (M2). It goes on its class's cache (S5): a block freed and taken
+    /// again by a program that churns never reaches its bitmap. While the state frees more
+    /// than it allocates (direct_frees: a document freed whole) its bit is set at once
+    /// instead, while the block and its span are warm, where a flush would walk the cache
+    /// again colder (xmllint and lua took 5-8 % longer with every free on the caches,
+    /// docs/dispatch.md). Either way the block carries the mark from here on. Anything
+    /// else is returned, and nothing is done. Another thread's block goes home unmarked
+    /// (M3). try_release_marked is its fast path.
+    static free_verdict release_marked(void* p) noexcept {
+        span* const sp = span_of(p);
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block)
+            return free_verdict::not_a_block;
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) {
+                send_home(p); // S10
+                return free_verdict::freed;
+            }
+        if (slow::never_handed_out(st, sp, p))
+            return free_verdict::not_a_block;
+        if (hooks::load_mark(p) == sent_mark) // freed by another thread already (M3)
+            return free_verdict::double_free;
+        if (has_freed_mark(p))
+            if (const free_verdict verdict = slow::marked_state(st, sp, p);
+                verdict != free_verdict::freed)
+                return verdict;
+        if (st.direct_frees) {
+            if (test_and_set_bit(span_bitmap(sp)[i / 64], i))
+                return slow::set_bit_verdict(sp, i);
+            hooks::block_pushed(p, span_class_bytes(sp));
+            set_freed_mark(p);
+            if (--sp->used == sp->wake_at)
+                slow::span_event(st, sp);
+            return free_verdict::freed;
+        }
+        hooks::block_pushed(p, span_class_bytes(sp));
+        set_freed_mark(p);
+        slow::cache(st, sp->slot, p);
+        return free_verdict::freed;
+    }
+    /// release_marked's common cases, inline: a block on a block boundary of another
+    /// thread's state goes home; one of the calling thread's state, handed out, without a
+    /// mark, goes on its class's cache, or has its bit set while direct_frees holds (true).
+    /// Anything else is left to release_marked (false: nothing done), so that this path
+    /// makes no call but tail calls, and saves no register.
+    STA_FORCE_INLINE static bool try_release_marked(void* p) noexcept {
+        span* const sp = span_of(p);
+        const std::uint32_t i = exact_block_index(sp, p);
+        if (i == no_block) [[unlikely]]
+            return false;
+        span_state& st = s();
+        if constexpr (threaded)
+            if (owner_of(p) != &st) [[unlikely]] {
+                send_home(p); // S10, M3
+                return true;
+            }
+        if (slow::never_handed_out(st, sp, p) || has_any_mark(p)) [[unlikely]]
+            return false;
+        if (st.direct_frees) [[unlikely]] {
+            if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
+                return false; // unchanged: release_marked refuses it
+            hooks::block_pushed(p, span_class_bytes(sp));
+            set_freed_mark(p);
+            if (--sp->used == sp->wake_at) [[unlikely]]
+                slow::span_event(st, sp);
+            return true;
+        }
+        hooks::block_pushed(p, span_class_bytes(sp));
+        set_freed_mark(p);
+        slow::cache(st, sp->slot, p);
+        return true;
+    }
     /// heads[slot] and the window are empty: the calling thread's state (adopted first if
     /// it has none) refills the class (span_slow::refill).
+    /// A family with freed marks serves the drop-in malloc: the block goes out without its
+    /// mark (M1), and no block sets errno to ENOMEM, so that malloc returns alloc's answer
+    /// as it is.
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
-        if (span_state* const st = Engine::home::existing()) [[likely]]
-            return slow::refill(*st, slot, false);
-        span_state* const own = Engine::home::own();
-        return own != nullptr ? slow::refill(*own, slot, true) : nullptr;
+        span_state* st = Engine::home::existing();
+        const bool adopted = st == nullptr;
+        if (adopted && (st = Engine::home::own()) == nullptr) [[unlikely]]
+            return no_memory();
+        st->freed_marks = Engine::freed_marks;
+        void* const block = slow::refill(*st, slot, adopted);
+        return block != nullptr ? handed_out(block) : no_memory();
+    }
+    static void* no_memory() noexcept {
+        if constexpr (Engine::freed_marks)
+            errno = ENOMEM;
+        return nullptr;
     }
     /// Another thread's block goes home, through the calling thread's outbox (S10).
     STA_NOINLINE static void send_home(void* p) noexcept {
