@@ -38,6 +38,7 @@ TYPED_TEST_SUITE(CSpanHeap, span_variants, variant_names);
     struct tag {};                                                                                 \
     using pool = fresh_pool<TypeParam, tag>;                                                       \
     using heap = sta::detail::c_span_heap<pool>;                                                   \
+    static_assert(!heap::marked_frees);                                                            \
     using classes [[maybe_unused]] = typename pool::classes
 
 constexpr std::size_t largest_class = sta::detail::max_class_bytes;
@@ -555,6 +556,94 @@ TYPED_TEST(CSpanHeap, InteriorPointerIsReported) {
             heap::free(p + 16);
         },
         "foreign pointer: block .+ lies in the pool's memory");
+}
+
+/// The tag of a family with freed marks, as the drop-in's (layout/freed_mark.hpp): one
+/// family for each line that names it (a local class may not hold the static member).
+template <int Line>
+struct marked_tag {
+    static constexpr bool freed_marks = true;
+};
+#define FRESH_MARKED_SPAN_HEAP                                                                     \
+    using pool = fresh_pool<TypeParam, marked_tag<__LINE__>>;                                      \
+    using heap = sta::detail::c_span_heap<pool>;                                                   \
+    static_assert(heap::marked_frees)
+
+// M1: a block freed holds the freed mark — on its class's cache, or in its bitmap after a
+// flush — until malloc hands it out again without it.
+TYPED_TEST(CSpanHeap, MarkedFreesMarkABlockUntilItIsHandedOutAgain) {
+    FRESH_MARKED_SPAN_HEAP;
+    std::vector<void*> blocks;
+    for (int i = 0; i < 3000; ++i) { // more than a flush's interval: some reach the bitmap
+        void* const p = heap::malloc(48);
+        ASSERT_NE(p, nullptr);
+        std::memset(p, 0x5a, 48);
+        blocks.push_back(p);
+    }
+    for (void* p : blocks)
+        heap::free(p);
+    for (void* p : blocks)
+        EXPECT_TRUE(sta::detail::has_freed_mark(p)) << p;
+    for (void*& p : blocks) {
+        p = heap::malloc(48);
+        ASSERT_NE(p, nullptr);
+        EXPECT_FALSE(sta::detail::has_any_mark(p)) << p;
+    }
+    for (void* p : blocks)
+        heap::free(p);
+    EXPECT_EQ(tiled<pool>({}), "");
+}
+
+// M2: a block freed twice is refused, whether it waits on its class's cache or the flush
+// sent it to its bitmap; the message is the checked build's or the release checks'.
+TYPED_TEST(CSpanHeap, MarkedFreesRefuseABlockFreedTwice) {
+    FRESH_MARKED_SPAN_HEAP;
+    EXPECT_DEATH(
+        {
+            void* p = heap::malloc(24);
+            heap::free(p);
+            heap::free(p);
+        },
+        "double free");
+    EXPECT_DEATH(
+        {
+            void* p = heap::malloc(24);
+            heap::free(p);
+            for (int i = 0; i < 3000; ++i)
+                heap::free(heap::malloc(200));
+            heap::free(p);
+        },
+        "double free");
+}
+
+// M4: a free block whose mark a write after free destroyed is refused before malloc
+// follows its link (which the same write could have forged).
+TYPED_TEST(CSpanHeap, MarkedFreesRefuseAFreeBlockOverwritten) {
+    FRESH_MARKED_SPAN_HEAP;
+    EXPECT_DEATH(
+        {
+            void* p = heap::malloc(32);
+            heap::free(p);
+            sta::detail::hooks::store_link(p, reinterpret_cast<void*>(0x4141414141414140));
+            sta::detail::hooks::store_mark(p, 0x4141414141414141);
+            (void)heap::malloc(32);
+            (void)heap::malloc(32);
+        },
+        "free block .+ was overwritten");
+}
+
+// M3: a block its owner freed and another thread frees again is refused at that free (a
+// checked build's registry answers first: the block is no live block of the pool).
+TYPED_TEST(CSpanHeap, MarkedFreesRefuseAnOwnersBlockFreedAgainOnAnotherThread) {
+    FRESH_MARKED_SPAN_HEAP;
+    static_assert(TypeParam::threads::threaded, "span_variants are per-thread pools");
+    EXPECT_DEATH(
+        {
+            void* p = heap::malloc(100);
+            heap::free(p);
+            std::thread([p] { heap::free(p); }).join();
+        },
+        "double free|did not come from this pool"); // the release checks' or the checked build's
 }
 
 } // namespace

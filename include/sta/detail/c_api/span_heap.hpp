@@ -36,12 +36,15 @@
 //
 // Release checks (c_release_checks, on by default): free and realloc refuse a pointer
 // that is no block's start — a pooled one off its class's block boundary, one outside
-// the spans whose header word decodes to no lead — and a block freed twice: free in its
+// the spans whose header word decodes to no lead — and a block freed twice: its freed
+// mark (a family with freed marks: the drop-in's, layout/freed_mark.hpp), or free in its
 // span's bitmap, or a header marked freed (header_freed). Each refusal is one line on
 // stderr naming the function, the address and what is wrong, then abort
-// (report_bad_free, diag/misuse.hpp). Not seen: a block freed twice whose bitmap word its
-// class took into its window in between (layout/spans.hpp, release_checked); a block
-// outside the spans whose memory went back to the OS (its header cannot be read).
+// (report_bad_free, diag/misuse.hpp). Not seen: without the marks, a block freed twice
+// whose bitmap word its class took into its window in between (layout/spans.hpp,
+// release_checked); a block outside the spans whose memory went back to the OS (its
+// header cannot be read). A family with freed marks takes its checks' way on the inline
+// path whatever the switch (the switch off: the slow path sets the bit unchecked).
 #pragma once
 
 #include "sta/detail/block_move.hpp"

@@ -27,6 +27,7 @@ enum class free_verdict : unsigned char {
     double_free, // a block that is free already
     not_a_block, // not the start of a block of its span's class, or of a span of no class
     bad_header,  // outside the spans, and no header of this heap in front of it
+    overwritten, // a free block whose mark is gone: written after its free, or overflowed
 };
 
 /// A free the release checks refuse: "<library>: <function>: double free of 0x...
@@ -44,6 +45,12 @@ enum class free_verdict : unsigned char {
         std::fprintf(stderr,
                      "%s: %s: invalid pointer %p (not the start of a %zu-byte block of its "
                      "span)\n",
+                     library, function, p, block_bytes);
+        break;
+    case free_verdict::overwritten:
+        std::fprintf(stderr,
+                     "%s: %s: free block %p (%zu-byte) was overwritten (a write after free, "
+                     "or past the end of the block before it)\n",
                      library, function, p, block_bytes);
         break;
     default:

@@ -31,6 +31,11 @@
 //      is a double free. So a block freed by its owner and by another thread is refused
 //      whichever came first, at the second free. Blocks of classes below
 //      marked_min_bytes hold no mark.
+//  M4  A link is followed only from a block that holds its mark: freed_mark on a cache
+//      (malloc's pop, the flush, the walks), sent_mark in the inbox (the drain). A block
+//      whose mark is gone was written after its free, or by an overflow of the block
+//      below it, and its link may be forged: refused (free_verdict::overwritten), one
+//      line, abort, before the link is followed.
 #pragma once
 
 #include "sta/detail/diag/tool_hooks.hpp"

@@ -36,9 +36,10 @@
 //                        |             |                  the class hands them out lowest
 //                        |             |                  first (window[slot]: block 0's address)
 //                        |             +-- on heads[slot], the class's cache: blocks its
-//                        |                 thread freed by the sized API since the last
-//                        |                 flush, from any of its spans (LIFO); handed out
-//                        |                 before the window's
+//                        |                 thread freed by the sized API (or the drop-in's
+//                        |                 free, marked) since the last flush, from any
+//                        |                 of its spans (LIFO); handed out before the
+//                        |                 window's
 //                        +-- the span's bitmap: a bit per block, set when the block is free
 //                            and nobody holds it; the class takes a word of it at a time, in
 //                            ascending order (scan), into its window
@@ -54,7 +55,8 @@
 // A block finds its span, and so its class, by masking its address: the sized free
 // needs no lookup table and the C API needs no per-block header. A sized free links the
 // block onto its class's cache, in whatever order it comes, and a flush sets its bit; a
-// free without a size sets it at once: a free in any order costs what a free in order
+// free without a size sets it at once (the drop-in's goes on the cache too, with the
+// freed mark: layout/freed_mark.hpp): a free in any order costs what a free in order
 // costs, the block freed last by the sized API is the next handed out, and what comes
 // back to the spans comes out of them in ascending address order without a sort.
 //
@@ -425,7 +427,7 @@ struct span_state : pool_state {
     /// free (layout/freed_mark.hpp) sets its block's bit at once, while the block is warm.
     bool direct_frees = false;
     /// Its family marks freed blocks (layout/freed_mark.hpp, family_freed_marks): set at
-    /// every refill, which every state meets before it hands out a block.
+    /// its first refill, which every state meets before it hands out a block.
     bool freed_marks = false;
     span* clean = nullptr;        // S3, S11: newest first, doubly linked
     span* clean_oldest = nullptr; // the last span of `clean`: the next one to purge

@@ -22,8 +22,11 @@
 //            cache: each block's bit in its span's bitmap, and --used (a span whose used
 //            reaches its wake_at wakes, or comes clean). The flush bounds what a state
 //            holds outside the bitmaps, and is the heartbeat that runs the slow-path
-//            checks in a program that only frees. A free without a size (the C API, the
-//            drop-in) sets the bit at once. Another thread's block: to its owner (S10).
+//            checks in a program that only frees. A free without a size sets the bit at
+//            once (the C API), or — the drop-in's family, whose blocks carry the freed
+//            mark (layout/freed_mark.hpp) — goes on the cache too, marked, unless a flush
+//            found the frees outrunning the allocations (direct_frees: a burst, its bits
+//            set while the blocks are warm). Another thread's block: to its owner (S10).
 //
 // A span retired with less than its reuse threshold free sleeps until frees bring it there (its
 // `wake_at`), so a span with a few free blocks is not taken again and again for a few
@@ -184,10 +187,29 @@ struct span_slow {
             if (d < 64 * bytes && ((st.bits[slot] >> (d / bytes)) & 1) != 0)
                 return free_verdict::double_free;
         }
-        for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
+        for (void* b = st.heads[slot]; b != nullptr; b = next_cached(st, b))
             if (b == p)
                 return free_verdict::double_free;
         return free_verdict::freed;
+    }
+
+    /// The link of block b on a cache, followed: in a family with freed marks, b must still
+    /// hold its mark (M4), else the link may be forged — one line, abort.
+    static void* next_cached(const span_state& st, void* b) noexcept {
+        if (st.freed_marks && hooks::load_mark(b) != freed_mark) [[unlikely]]
+            refuse_overwritten(b, "free()");
+        return hooks::load_link(b);
+    }
+    /// The same for a block sent home (it holds sent_mark, M3).
+    static void* next_sent(const span_state& st, void* b) noexcept {
+        if (st.freed_marks && hooks::load_mark(b) != sent_mark) [[unlikely]]
+            refuse_overwritten(b, "free() from another thread");
+        return hooks::load_link(b);
+    }
+    [[noreturn]] STA_NOINLINE static void refuse_overwritten(const void* b,
+                                                             const char* function) noexcept {
+        report_bad_free("sta-pool", function, b, free_verdict::overwritten,
+                        span_class_bytes(span_of(b)));
     }
 
     /// Frees into the current span between two of its span events: the heartbeat of a
@@ -231,7 +253,7 @@ struct span_slow {
                 void* b = st.heads[slot];
                 st.heads[slot] = nullptr;
                 for (; b != nullptr; ++held) {
-                    void* const next = hooks::load_link(b);
+                    void* const next = next_cached(st, b);
                     span* const sp = span_of(b);
                     if (!into_window(st, sp, b))
                         release_to_span(st, sp, b);
@@ -331,7 +353,7 @@ struct span_slow {
     /// empty).
     static void* hand_out(span_state& st, std::uint32_t slot) noexcept {
         if (free_block* const block = st.heads[slot]) {
-            st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
+            st.heads[slot] = static_cast<free_block*>(next_cached(st, block));
             return block;
         }
         if (const std::uint64_t bits = st.bits[slot]; bits != 0) {
@@ -499,18 +521,24 @@ struct span_slow {
     /// Take back every block other threads sent home (the owner only). True when there
     /// was any.
     static bool drain(span_state& st) noexcept {
-        void* b = st.inbox.take_all();
+        void* const b = st.inbox.take_all();
         if (b == nullptr)
             return false;
+        take_back(st, b);
+        return true;
+    }
+    /// A chain of blocks other threads sent home goes back: a pooled block to its span's
+    /// bitmap, a private heap's block to its heap.
+    static void take_back(span_state& st, void* b) noexcept {
         while (b != nullptr) {
-            void* const next = hooks::load_link(b);
-            if (is_pool_segment(b))
+            const bool pooled = is_pool_segment(b);
+            void* const next = pooled ? next_sent(st, b) : hooks::load_link(b);
+            if (pooled)
                 drain_block(st, b);
             else
                 heap_free_sent(st, b);
             b = next;
         }
-        return true;
     }
 
     /// A parked state (its thread ended), held by the thread that parks it or that sent
@@ -519,14 +547,7 @@ struct span_slow {
     /// delay like any (the home has other threads give them back: home/per_thread.hpp). Nothing
     /// here reaches a state but `st`.
     static void drain_parked(span_state& st) noexcept {
-        for (void* b = st.inbox.take_all(); b != nullptr;) {
-            void* const next = hooks::load_link(b);
-            if (is_pool_segment(b))
-                drain_block(st, b);
-            else
-                heap_free_sent(st, b);
-            b = next;
-        }
+        take_back(st, st.inbox.take_all());
         (void)empty_caches(st);
         for (std::uint32_t slot = 0; slot < class_slots; ++slot)
             if (st.current[slot] != nullptr)
@@ -803,6 +824,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
         span_state& st = s();
         if (free_block* const block = st.heads[slot]) {
+            if constexpr (Engine::freed_marks) // M4: its link is followed only if it is
+                if (hooks::load_mark(block) != freed_mark) [[unlikely]]
+                    slow::refuse_overwritten(block, "malloc()");
             st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
             return handed_out(block);
         }
@@ -836,6 +860,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             if (owner_of(p) != &st) [[unlikely]]
                 return send_home(p); // S10
         hooks::block_pushed(p, steps[slot]);
+        if constexpr (Engine::freed_marks)
+            set_freed_mark(p); // M1 (the drop-in's sized delete without its checks)
         slow::cache(st, slot, p);
     }
 
@@ -983,7 +1009,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         const bool adopted = st == nullptr;
         if (adopted && (st = Engine::home::own()) == nullptr) [[unlikely]]
             return no_memory();
-        st->freed_marks = Engine::freed_marks;
+        if (st->freed_marks != Engine::freed_marks) // once, before it hands out a block:
+            st->freed_marks = Engine::freed_marks;  // other threads read it (send_home)
         void* const block = slow::refill(*st, slot, adopted);
         return block != nullptr ? handed_out(block) : no_memory();
     }
