@@ -154,7 +154,9 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     }
 
     static void free(void* p) noexcept {
-        if (is_pool_segment(p)) [[likely]] { // CS1 (nullptr lies in no segment)
+        if (p == nullptr) // two instructions: C programs free NULL often (lua: a quarter)
+            return;
+        if (is_pool_segment(p)) [[likely]] { // CS1
             if constexpr (marked_frees) {    // its checks decide the way: no test of the switch
                 if (Pool::try_free_in_span_marked(p)) [[likely]]
                     return;
@@ -293,19 +295,8 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             refuse(Names::free, p, verdict);
     }
 
-    /// A live pooled block that realloc moved goes where free sends it, so that a later free
-    /// of p is refused (M2, or its bit).
-    static void free_pooled(void* p) noexcept {
-        if constexpr (marked_frees)
-            (void)Pool::free_in_span_marked(p); // realloc checked it (check_live)
-        else
-            Pool::free_in_span(p);
-    }
-
     /// A block outside the spans (CS2, CS4).
     STA_NOINLINE static void free_outside(void* p) noexcept {
-        if (p == nullptr)
-            return;
         if (c_release_checks)
             if (const free_verdict verdict = check_outside(p); verdict != free_verdict::freed)
                 refuse(Names::free, p, verdict);
@@ -334,7 +325,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             void* const q = move_or_keep_shrunk(
                 p, old_usable, old_usable, bytes,
                 [bytes] { return Pool::alloc_class(pooled_slot(bytes)); },
-                [p] { free_pooled(p); }); // as free's: a later free of p is refused
+                [p] { Pool::free_in_span(p); }); // its bit (and mark): a later free is refused
             return q != nullptr ? q : out_of_memory();
         }
         if (bytes == 0) {
@@ -360,7 +351,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const auto alloc = [bytes] { return try_alloc(bytes); };
         void* const q = from == tier::pooled
                             ? move_or_keep_shrunk(p, old_usable, old_usable, bytes, alloc,
-                                                  [p] { free_pooled(p); })
+                                                  [p] { Pool::free_in_span(p); })
                             : move_block(p, old_usable, bytes, alloc, [p] { free_outside(p); });
         return q != nullptr ? q : out_of_memory();
     }

@@ -873,12 +873,15 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     /// class that allocates refills every 64 blocks at the most, and frees into the current
     /// span count down to its heartbeat (S7): the slow-path checks run under any pattern of
     /// calls, a loop of malloc and free included.
+    /// A family with freed marks marks the block (M1: realloc's move, the checks off).
     STA_FORCE_INLINE static void release_unsized(void* p) noexcept {
         span_state& st = s();
         if constexpr (threaded)
             if (owner_of(p) != &st) [[unlikely]]
-                return send_home(p); // S10
+                return send_home(p); // S10, M3
         slow::release_to_span(st, span_of(p), p);
+        if constexpr (Engine::freed_marks)
+            set_freed_mark(p);
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
