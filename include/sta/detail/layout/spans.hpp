@@ -956,19 +956,7 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             if (const free_verdict verdict = slow::marked_state(st, sp, p);
                 verdict != free_verdict::freed)
                 return verdict;
-        if (st.direct_frees) {
-            if (test_and_set_bit(span_bitmap(sp)[i / 64], i))
-                return slow::set_bit_verdict(sp, i);
-            hooks::block_pushed(p, span_class_bytes(sp));
-            set_freed_mark(p);
-            if (--sp->used == sp->wake_at)
-                slow::span_event(st, sp);
-            return free_verdict::freed;
-        }
-        hooks::block_pushed(p, span_class_bytes(sp));
-        set_freed_mark(p);
-        slow::cache(st, sp->slot, p);
-        return free_verdict::freed;
+        return keep_marked(st, sp, p, i) ? free_verdict::freed : slow::set_bit_verdict(sp, i);
     }
     /// release_marked's common cases, inline: a block on a block boundary of another
     /// thread's state goes home; one of the calling thread's state, handed out, without a
@@ -988,9 +976,16 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             }
         if (slow::never_handed_out(st, sp, p) || has_any_mark(p)) [[unlikely]]
             return false;
+        return keep_marked(st, sp, p, i); // false, unchanged: release_marked refuses it
+    }
+    /// The tail of both: a block of the calling thread's state, checked, is kept marked:
+    /// on its class's cache, or, while direct_frees holds, with its bit set at once
+    /// (false, nothing done: the bit was set already).
+    STA_FORCE_INLINE static bool keep_marked(span_state& st, span* sp, void* p,
+                                             std::uint32_t i) noexcept {
         if (st.direct_frees) [[unlikely]] {
             if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
-                return false; // unchanged: release_marked refuses it
+                return false;
             hooks::block_pushed(p, span_class_bytes(sp));
             set_freed_mark(p);
             if (--sp->used == sp->wake_at) [[unlikely]]
