@@ -9,8 +9,9 @@
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
-# programs, a real toolkit's scene (Qt 6 Widgets) and the memory given back after a big
-# free on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64 g++ and with clang,
+# programs, a real toolkit's scene (Qt 6 Widgets), the memory given back after a big
+# free and the field's allocator benchmarks (mimalloc-bench's programs, ../shared/field-suite)
+# on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64 g++ and with clang,
 # the Windows benchmarks under wine — then prints the main Markdown table and writes
 # docs/benchmarks.md and docs/benchmarks.svg. About 40-45 minutes on 2 cores with Debian's
 # peers; each extra peer adds 4-13 (rpmalloc's get paths take about 9 minutes here,
@@ -436,6 +437,29 @@ if ! ROUNDS="$memory_back_rounds" MIB="$memory_back_mib" JSONL="$out/memory_back
     >"$out/memory_back.md" 2>"$log"; then
     tail -n 10 "$log" >&2
     die "the memory given back failed (see $log)"
+fi
+
+# The field suite (issue 39): mimalloc-bench's programs from ../shared/field-suite (or
+# STA_FIELD_SUITE), built once into build/field-suite, on glibc, the peers and
+# libsta_malloc.so (LD_PRELOAD), rounds interleaved: bench/programs/run_field_suite.py.
+# 17 programs x 8 allocators a round, about 2 s a run: about 5 minutes a round.
+field_rounds=3
+if ((quick)); then field_rounds=1; fi
+field_suite="${STA_FIELD_SUITE:-$(dirname "$PWD")/shared/field-suite}"
+if [[ ! -x "$field_suite/run.sh" ]]; then
+    missing field_suite "no field suite at $field_suite (../shared/field-suite beside the" \
+        "project, or STA_FIELD_SUITE)"
+elif [[ ! -x /usr/bin/time ]]; then
+    missing field_suite "GNU time is not installed (Debian package time)"
+else
+    say "the field suite: mimalloc-bench's programs on libsta_malloc.so ($field_rounds rounds)"
+    log="$out/field_suite.log"
+    if ! STA_FIELD_SUITE="$field_suite" python3 bench/programs/run_field_suite.py \
+        --lib "$PWD/build/bench/src/malloc/libsta_malloc.so" --rounds "$field_rounds" \
+        --jsonl "$out/field_suite.jsonl" >"$out/field_suite.md" 2>"$log"; then
+        tail -n 10 "$log" >&2
+        die "the field suite failed (see $log)"
+    fi
 fi
 
 # Windows under wine (issues 7, 15, 28): cross-built with mingw-w64 g++ (no native TLS)

@@ -1,6 +1,6 @@
 // Guards the big tier's retained mappings (detail/heaps/retained_mappings.hpp, RM1-RM3): freed
 // pages are handed out again — the front of the smallest range that fits, or the
-// largest grown by mremap — with their bytes; ranges that touch are joined; a block
+// largest grown by mremap when it lacks little — with their bytes; ranges that touch are joined; a block
 // grows in place into kept pages that follow it; the count and byte limits unmap the
 // oldest. Linux only (the drop-in malloc's tier; part of a mapping is unmapped).
 #include "sta/detail/heaps/retained_mappings.hpp"
@@ -158,20 +158,36 @@ TEST_F(RetainedMappings, ABlockGrowsInPlaceIntoTheKeptPagesAfterIt) {
     sta::detail::os_unmap_pages(p, 10 * page);
 }
 
-TEST_F(RetainedMappings, ARequestAboveEveryKeptOneGrowsTheLargest) {
-    std::byte* two = map(2, 7);
+// A request a little above every kept range (at most an eighth of the largest's length
+// more) grows the largest by mremap: its kept bytes move along, the pages added are zero.
+TEST_F(RetainedMappings, ARequestJustAboveEveryKeptOneGrowsTheLargest) {
+    std::byte* sixteen = map(16, 7);
     std::byte* one = map(1, 8);
-    ASSERT_TRUE(r.keep(two, 2 * page, 0));
+    ASSERT_TRUE(r.keep(sixteen, 16 * page, 0));
     ASSERT_TRUE(r.keep(one, page, 0));
-    auto* grown = static_cast<std::byte*>(r.take(5 * page));
+    auto* grown = static_cast<std::byte*>(r.take(18 * page)); // 2 pages more: 16 / 8
     ASSERT_NE(grown, nullptr);
     EXPECT_TRUE(r.last_taken);
-    EXPECT_TRUE(filled(grown, 2 * page, 7)); // the kept bytes moved along
-    EXPECT_TRUE(filled(grown + 2 * page, 3 * page, 0));
-    std::memset(grown, 9, 5 * page); // all of it is usable
+    EXPECT_TRUE(filled(grown, 16 * page, 7)); // the kept bytes moved along
+    EXPECT_TRUE(filled(grown + 16 * page, 2 * page, 0));
+    std::memset(grown, 9, 18 * page); // all of it is usable
     EXPECT_EQ(r.count, 1u);
     EXPECT_EQ(r.start[0], one);
-    sta::detail::os_unmap_pages(grown, 5 * page);
+    sta::detail::os_unmap_pages(grown, 18 * page);
+    r.release_all();
+}
+
+// A request far above every kept range takes nothing: a fresh mapping (huge pages) costs
+// fewer faults than the pages mremap would add one by one; what is kept stays kept.
+TEST_F(RetainedMappings, ARequestFarAboveEveryKeptOneTakesNothing) {
+    std::byte* sixteen = map(16, 7);
+    ASSERT_TRUE(r.keep(sixteen, 16 * page, 0));
+    EXPECT_EQ(r.take(19 * page), nullptr); // 3 pages more: above 16 / 8
+    EXPECT_FALSE(r.last_taken);
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.start[0], sixteen);
+    EXPECT_EQ(r.length[0], 16 * page);
+    EXPECT_TRUE(filled(sixteen, 16 * page, 7));
     r.release_all();
 }
 

@@ -28,9 +28,9 @@ import sys
 from .core import (LAYOUT_TEXT, LAYOUTS, MAIN_GROUPS, PRELOAD_PEERS, ReportError, Results,
                    Verdict, best, check, pretty, render_main, render_targets)
 from .machine import machine
-from .sections import (bstr, callgrind, clients, cold, extras, get_paths, layouts, memory,
-                       memory_back, phase, programs, scale, scenarios, seed, threads, toolkit,
-                       traversal, waves, wine)
+from .sections import (bstr, callgrind, clients, cold, extras, field_suite, get_paths,
+                       layouts, memory, memory_back, phase, programs, scale, scenarios, seed,
+                       threads, toolkit, traversal, waves, wine)
 
 # The sections, in the order the report shows them (and loads and checks them).
 SECTIONS = [
@@ -52,12 +52,13 @@ SECTIONS = [
     programs,
     toolkit,
     memory_back,
+    field_suite,
     wine,
 ]
 # The targets table takes these sections' targets first, in this order, then the other
 # sections', in the order of SECTIONS.
 TARGET_ORDER = [get_paths, scenarios, cold, scale, memory, traversal, phase, bstr, threads,
-                seed, waves, clients, programs, toolkit, memory_back]
+                seed, waves, clients, programs, toolkit, memory_back, field_suite]
 SKIPPABLE = ["preload:" + p for p in PRELOAD_PEERS] + [s.SKIP for s in SECTIONS
                                                         if hasattr(s, "SKIP")]
 

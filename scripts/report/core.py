@@ -124,7 +124,9 @@ class Cond(NamedTuple):
     bound "at_most": ours <= threshold, the figure itself (a ratio: wave 10 over wave 1,
     peak RSS over 64 MiB); the group's best figure is shown beside it;
     bound "share_at_most": ours <= the group's best (lowest) figure + threshold, both
-    shares (0..1, shown as percentages: the share of the peak still resident).
+    shares (0..1, shown as percentages: the share of the peak still resident);
+    bound "at_least": ours >= threshold, ours itself a speed-up against peers computed by
+    its section (the field suite's geometric mean; group None).
     """
     measure: str
     group: Optional[str]
@@ -370,6 +372,10 @@ def check(measures, cond):
         ok = spread is not None and spread[0] >= 1 - cond.threshold and \
             spread[1] <= 1 + cond.threshold
         return Check(cond, None, spread, ok)
+    if cond.bound == "at_least":
+        value = measure.ours if measure else None
+        return Check(cond, Figure(cond.group, None, None, value), value,
+                     value is not None and value >= cond.threshold)
     figure = best(measure, cond.group) if measure else Figure(cond.group, None, None, None)
     if cond.bound == "faster":
         value = figure.speedup
@@ -474,6 +480,8 @@ def cond_text(target, c):
         return f"{prefix}≤{c.threshold:g}× {GROUP_TEXT[c.group]}"
     if c.bound == "at_most":
         return f"{prefix}≤{c.threshold:g}×"
+    if c.bound == "at_least":
+        return f"{prefix}≥{c.threshold:g}× the best peer of each program"
     if c.bound == "share_at_most":
         margin = f" + {100 * c.threshold:g} points" if c.threshold else ""
         return f"{prefix}≤ {GROUP_TEXT[c.group]}{margin}"
@@ -489,6 +497,8 @@ def measured_text(target, c):
         best_peer = (f"{pretty(c.figure.variant)} {fx(c.figure.value)}" if c.figure.variant
                      else "n/a")
         return f"{prefix}{fx(c.value)} (best peer: {best_peer})"
+    if c.cond.bound == "at_least":
+        return f"{prefix}{fx(c.value)}"
     if c.cond.bound == "share_at_most":
         best_peer = (f"{pretty(c.figure.variant)} {pct(c.figure.value)}" if c.figure.variant
                      else "n/a")

@@ -462,9 +462,10 @@ struct span_slow {
     // ---- slow paths ------------------------------------------------------------------
 
     /// S10: another thread's block goes to its owner's inbox, through the freeing
-    /// thread's outbox (pool/state.hpp) when it has a pool of its own: a way goes home
-    /// when it holds a batch, or when another owner's block needs it. A block of a
-    /// parked state goes home at once: its sender takes it back (nothing waits).
+    /// thread's outbox (pool/state.hpp; self: the freeing thread's state, nullptr when
+    /// none could be had): a way goes home when it holds a batch, or when another
+    /// owner's block needs it. A block of a parked state goes home at once: its sender
+    /// takes it back (nothing waits).
     STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
         span_state* const owner = owner_of(p);
         if (owner->freed_marks) { // M3 (the family's classes are 16 bytes or more)
@@ -1017,9 +1018,12 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             errno = ENOMEM;
         return nullptr;
     }
-    /// Another thread's block goes home, through the calling thread's outbox (S10).
+    /// Another thread's block goes home, through the calling thread's outbox (S10). A
+    /// thread without a state adopts one here, so that a thread that only frees (the
+    /// consumer of a producer/consumer program) batches its frees like one that
+    /// allocates: one compare-and-swap on the owner's inbox a batch, not one a block.
     STA_NOINLINE static void send_home(void* p) noexcept {
-        slow::send_home(Engine::home::existing(), p);
+        slow::send_home(Engine::home::own(), p);
     }
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------
