@@ -68,6 +68,12 @@ run of bench/programs/run_toolkit.sh (REPS=2 PERF_RUNS=1, on a machine busy with
 benchmark) with the rows of glibc, mimalloc, jemalloc and libsta_malloc kept: jemalloc is
 the best peer (5.5372 CPU s against libsta_malloc's 6.6822: 0.83x, missed).
 
+The field suite (issue 39, field_suite.jsonl, judged on the span layout only) is a real run
+of bench/programs/run_field_suite.py (1 round) with the rows of glibc, mimalloc, jemalloc and
+libsta_malloc kept: the single-threaded geometric mean of the best peer / sta over 7
+programs is 1.098x (missed: 1.1x), and cache-thrashN (0.56x mimalloc) among others misses
+the multi-threaded bound.
+
 The extra LD_PRELOAD peers (mimalloc3, snmalloc, rpmalloc) have no rows in the fixture:
 they are skipped as not present, as report.sh skips them when their folder lacks them.
 
@@ -93,7 +99,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import report  # noqa: E402
 from report import core  # noqa: E402
-from report.sections import memory_back, toolkit, traversal, waves  # noqa: E402
+from report.sections import field_suite, memory_back, toolkit, traversal, waves  # noqa: E402
 from report.sections import programs as program_section  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixture")
@@ -208,6 +214,8 @@ class Judging(unittest.TestCase):
             "toolkit_scene": False,
             # issue 24: memory given back, judged on the span layout only
             "memory_back_light": False, "memory_back_busy": True,
+            # issue 39: the field suite, the span layout only
+            "field_suite_st": False, "field_suite_mt": False,
             # issue 28: under wine, each compiler, the span layout only
             "wine_g_12_get": False, "wine_g_12_scenario": True, "wine_g_12_box": True,
             "wine_g_12_heap_box": False, "wine_clang_14_get": True,
@@ -529,6 +537,65 @@ class Toolkit(unittest.TestCase):
             self.load(tmp)
 
 
+class FieldSuite(unittest.TestCase):
+    """The field suite (issue 39): the section alone on the fixture's rows."""
+
+    def load(self, results=FIXTURE, skips=SKIPS):
+        data = core.Results(skips)
+        field_suite.load(data, results)
+        return data
+
+    def verdicts(self, data):
+        measures = {m.id: m for m in field_suite.measures(data, "spans")}
+        return {t.id: core.Verdict(t, "spans", "sta-spans-branch",
+                                   [core.check(measures, c) for c in t.conds])
+                for t in field_suite.targets(data)}
+
+    def test_loading_and_verdicts(self):
+        d = self.load()
+        self.assertEqual(len(d.field), 17)
+        self.assertEqual(field_suite.complete(d), [])
+        cfrac = d.field["cfrac"]
+        self.assertEqual((cfrac["thr"], cfrac["unit"], cfrac["higher"]),
+                         ("ST", "s (wall)", False))
+        # a throughput is a cost inverted: the best peer is the highest figure
+        self.assertEqual(field_suite.best_peer(d, d.field["larsonN"])[0], "jemalloc")
+        self.assertAlmostEqual(field_suite.speedup(d, d.field["larsonN"]),
+                               45526135 / 44075116)
+        # glibc is shown, never the best peer (malloc-large: glibc 3.76 s, mimalloc 18.08)
+        self.assertEqual(field_suite.best_peer(d, d.field["malloc-large"])[0], "mimalloc")
+        v = self.verdicts(d)
+        (st,) = v["field_suite_st"].checks
+        self.assertAlmostEqual(st.value, 1.0977937, places=6)  # 7 programs
+        self.assertFalse(st.ok)  # 1.098 < 1.1
+        mt = {c.cond.measure: c.ok for c in v["field_suite_mt"].checks}
+        self.assertEqual(len(mt), 10)
+        self.assertTrue(mt["field/larsonN"])
+        self.assertFalse(mt["field/cache-thrashN"])
+        self.assertIn("cache-thrashN 0.56× of mimalloc (LD_PRELOAD)",
+                      field_suite.why_field(d, v["field_suite_mt"]))
+        md = "\n".join(field_suite.render(d))
+        self.assertIn("| cache-thrashN | MT | s (wall) |", md)
+        self.assertIn("Target *single-threaded geometric mean ≥ 1.1× the best peer*: "
+                      "**missed**: 1.10×", md)
+
+    def test_missing_rows_and_malformed_lines(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with open(os.path.join(FIXTURE, "field_suite.jsonl")) as f:
+            lines = [json.loads(line) for line in f]
+        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in lines
+                         if (r["program"], r["allocator"]) != ("espresso", "jemalloc"))
+        self.assertEqual(field_suite.complete(self.load(tmp)),
+                         ["field suite, espresso (field_suite.jsonl): no rows of jemalloc"])
+        lines[0]["min"] = lines[0]["max"] + 1
+        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in lines)
+        with self.assertRaises(core.ReportError):
+            self.load(tmp)
+
+
 class MemoryBack(unittest.TestCase):
     """The memory given back (issue 24): the section alone, on the real 64 MiB run with
     every peer (MEMORY_BACK_64), and on the fixture's rows (Debian's peers; tcmalloc and
@@ -816,7 +883,7 @@ class Report(unittest.TestCase):
         md = self.markdown()
         self.assertIn("## Unchanged programs on libsta_malloc.so (LD_PRELOAD)\n\n"
                       "Skipped: pigz is not installed.", md)
-        self.assertNotIn("| program ", md)  # no program targets
+        self.assertNotIn("| program | allocator | median s |", md)  # no table of the programs
 
     def test_missing_toolkit_is_an_error_unless_skipped(self):
         os.remove(os.path.join(self.results, "toolkit.jsonl"))
@@ -829,6 +896,18 @@ class Report(unittest.TestCase):
         self.assertIn("## A real toolkit: a Qt 6 Widgets scene on libsta_malloc.so (LD_PRELOAD)"
                       "\n\nSkipped: qt6-base-dev is not installed.", md)
         self.assertNotIn("the real toolkit's scene (Qt 6 Widgets", md)  # no target
+
+    def test_missing_field_suite_is_an_error_unless_skipped(self):
+        os.remove(os.path.join(self.results, "field_suite.jsonl"))
+        status, _, err = self.run_report()
+        self.assertEqual(status, 1)
+        self.assertIn("field_suite.jsonl", err)
+        status, _, err = self.run_report("--skip", "field_suite=no field suite at /nowhere")
+        self.assertEqual(status, 0, err)
+        md = self.markdown()
+        self.assertIn("## The field suite: mimalloc-bench's programs on libsta_malloc.so "
+                      "(LD_PRELOAD)\n\nSkipped: no field suite at /nowhere.", md)
+        self.assertNotIn("the field suite, single-threaded programs", md)  # no target
 
     def test_allocator_shares_are_tabled_with_the_lowest_peer(self):
         status, _, err = self.run_report()

@@ -463,7 +463,7 @@ struct span_slow {
 
     /// S10: another thread's block goes to its owner's inbox, through the freeing
     /// thread's outbox (pool/state.hpp; self: the freeing thread's state, nullptr when
-    /// none could be had): a way goes home when it holds a batch, or when another
+    /// it has none): a way goes home when it holds a batch, or when another
     /// owner's block needs it. A block of a parked state goes home at once: its sender
     /// takes it back (nothing waits).
     STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
@@ -1019,11 +1019,12 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         return nullptr;
     }
     /// Another thread's block goes home, through the calling thread's outbox (S10). A
-    /// thread without a state adopts one here, so that a thread that only frees (the
-    /// consumer of a producer/consumer program) batches its frees like one that
-    /// allocates: one compare-and-swap on the owner's inbox a batch, not one a block.
+    /// thread without a state sends it alone: a thread that only frees makes no pool.
+    /// (Adopting one here, so that a consumer batches its frees, measured level on
+    /// xmalloc-test: 48.8 against 46.0 M frees/s, medians of 6 interleaved runs whose
+    /// spread is 42-60 on both.)
     STA_NOINLINE static void send_home(void* p) noexcept {
-        slow::send_home(Engine::home::own(), p);
+        slow::send_home(Engine::home::existing(), p);
     }
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------
