@@ -13,9 +13,10 @@
 # free and the field's allocator benchmarks (mimalloc-bench's programs, ../shared/field-suite)
 # on libsta_malloc.so (LD_PRELOAD) and, cross-built with mingw-w64 g++ and with clang,
 # the Windows benchmarks under wine — then prints the main Markdown table and writes
-# docs/benchmarks.md and docs/benchmarks.svg. About 40-45 minutes on 2 cores with Debian's
-# peers; each extra peer adds 4-13 (rpmalloc's get paths take about 9 minutes here,
-# snmalloc's runs of big_buffers about 12, the toolkit's scene about 1 a peer).
+# docs/benchmarks.md and docs/benchmarks.svg. About 50-55 minutes on 2 cores with Debian's
+# peers (the field suite about 10 of them); each extra peer adds 6-15 (rpmalloc's get
+# paths take about 9 minutes here, snmalloc's runs of big_buffers about 12, the toolkit's
+# scene about 1 a peer, the field suite 2).
 #
 # Every section ends up in docs/benchmarks.md, or the report fails (status 1) and says
 # which section and why; docs/ is written only once every section has run.
@@ -442,7 +443,8 @@ fi
 # The field suite (issue 39): mimalloc-bench's programs from ../shared/field-suite (or
 # STA_FIELD_SUITE), built once into build/field-suite, on glibc, the peers and
 # libsta_malloc.so (LD_PRELOAD), rounds interleaved: bench/programs/run_field_suite.py.
-# 17 programs x 8 allocators a round, about 2 s a run: about 5 minutes a round.
+# 17 programs a round, about 40 s an allocator: with glibc, Debian's 3 peers, the 3 extra
+# ones and libsta_malloc about 5.5 minutes a round.
 field_rounds=3
 if ((quick)); then field_rounds=1; fi
 field_suite="${STA_FIELD_SUITE:-$(dirname "$PWD")/shared/field-suite}"

@@ -9,8 +9,10 @@ The programs and their upstream arguments come from ../shared/field-suite (besid
 project; STA_FIELD_SUITE names another folder): its build.sh builds them once into
 build/field-suite (FIELD_SUITE_BIN names another folder), its run.sh runs one program
 (ONLY=name) under one allocator (LD_PRELOAD of that program alone) and prints
-`benchmark thr wall_s peak_rss_KiB exit own-metric`. A run that exits non-zero fails the
-script: no program is left out quietly.
+`benchmark thr wall_s peak_rss_KiB exit own-metric`. A run of libsta_malloc.so that exits
+non-zero fails the script: no program is left out quietly. A peer's run that fails (a crash,
+a timeout) is counted and said, in the table and on stderr; the peer's figure is the median
+of its other runs, and a peer whose every run failed has none for that program.
 
 Allocators: glibc (no preload), every peer scripts/peer_library.sh finds (Debian's
 mimalloc, jemalloc, tcmalloc; mimalloc3, snmalloc, rpmalloc from STA_EXTRA_PEERS_DIR,
@@ -25,7 +27,8 @@ Output (stdout): a Markdown table with each program's best peer and the ratio be
 sta in sta's favour (> 1: sta ahead), then the geometric means of the single-threaded
 (ST, 1T) and multi-threaded (MT) ratios. --jsonl: one JSON line per program and
 allocator ({"kind": "field_suite", "program", "thr", "allocator", "measure", "unit",
-"higher_is_better", "values", "median", "min", "max", "rss_kib"}).
+"higher_is_better", "values", "median", "min", "max", "rss_kib", "failed_runs", "exits"};
+median, min, max and rss_kib are null when every run failed).
 """
 import argparse
 import json
@@ -121,6 +124,7 @@ def main():
     programs = args.only.split() if args.only else PROGRAMS
     allocs = allocators(os.path.abspath(args.lib))
     runs = {}  # (program, allocator) -> [(value, rss)]
+    failed = {}  # (program, allocator) -> [exit status of each failed run]
     shape = {}  # program -> (thr, unit, higher)
     with tempfile.TemporaryDirectory() as logs:
         for r in range(args.rounds):
@@ -136,7 +140,12 @@ def main():
                     lines = [ln.split() for ln in out.splitlines()
                              if ln.split() and ln.split()[0] == program]
                     if len(lines) != 1 or len(lines[0]) < 5 or lines[0][4] != "0":
-                        die(f"{program} on {name} failed: {out.strip()[-400:]}")
+                        if name == "sta" or len(lines) != 1 or len(lines[0]) < 5:
+                            die(f"{program} on {name} failed: {out.strip()[-400:]}")
+                        note(f"{program} on {name} failed (exit {lines[0][4]}): counted")
+                        failed.setdefault((program, name), []).append(int(lines[0][4]))
+                        runs.setdefault((program, name), [])
+                        continue
                     value, unit, higher = measure(lines[0])
                     shape[program] = (lines[0][1], unit, higher)
                     runs.setdefault((program, name), []).append((value, int(lines[0][3])))
@@ -152,22 +161,36 @@ def main():
         summary = {}
         for name, _ in allocs:
             values = [v for v, _ in runs[(program, name)]]
-            rss = statistics.median(m for _, m in runs[(program, name)])
-            summary[name] = (statistics.median(values), min(values), max(values), rss)
+            exits = failed.get((program, name), [])
+            summary[name] = None
+            if values:
+                rss = statistics.median(m for _, m in runs[(program, name)])
+                summary[name] = (statistics.median(values), min(values), max(values), rss)
             if jsonl:
                 jsonl.write(json.dumps({"kind": "field_suite", "program": program, "thr": thr,
                                         "allocator": name, "measure": unit,
                                         "higher_is_better": higher, "values": values,
-                                        "median": summary[name][0], "min": min(values),
-                                        "max": max(values), "rss_kib": rss}) + "\n")
-        peers = [n for n, _ in allocs if n != "sta"]
+                                        "median": summary[name] and summary[name][0],
+                                        "min": summary[name] and summary[name][1],
+                                        "max": summary[name] and summary[name][2],
+                                        "rss_kib": summary[name] and summary[name][3],
+                                        "failed_runs": len(exits), "exits": exits}) + "\n")
+        peers = [n for n, _ in allocs if n != "sta" and summary[n] is not None]
+        crashed = [f"{n} failed {len(failed[(program, n)])}×" for n, _ in allocs
+                   if (program, n) in failed]
+        sta = summary["sta"]
+        if not peers:
+            print(f"| {program} | {thr} | {unit} | {fmt(sta[0])} | no peer ran | n/a | "
+                  f"{sta[3]:.0f} | – |")
+            continue
         best = (max if higher else min)(peers, key=lambda n: summary[n][0])
-        sta, peer = summary["sta"], summary[best]
+        peer = summary[best]
         ratio = sta[0] / peer[0] if higher else peer[0] / sta[0]
         ratios["MT" if thr == "MT" else "ST"].append(ratio)
         print(f"| {program} | {thr} | {unit}{' (higher is better)' if higher else ''} "
               f"| {fmt(sta[0])} ({fmt(sta[1])}–{fmt(sta[2])}) | {best} {fmt(peer[0])} "
-              f"({fmt(peer[1])}–{fmt(peer[2])}) | {ratio:.2f}× | {sta[3]:.0f} | {peer[3]:.0f} |")
+              f"({fmt(peer[1])}–{fmt(peer[2])}){'; ' + ', '.join(crashed) if crashed else ''} "
+              f"| {ratio:.2f}× | {sta[3]:.0f} | {peer[3]:.0f} |")
     for kind, label in (("ST", "single-threaded (ST, 1T)"), ("MT", "multi-threaded (MT)")):
         if ratios[kind]:
             geo = math.exp(sum(math.log(x) for x in ratios[kind]) / len(ratios[kind]))

@@ -595,6 +595,31 @@ class FieldSuite(unittest.TestCase):
         with self.assertRaises(core.ReportError):
             self.load(tmp)
 
+    def test_a_peer_whose_runs_failed_is_no_best_peer(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with open(os.path.join(FIXTURE, "field_suite.jsonl")) as f:
+            lines = [json.loads(line) for line in f]
+
+        def failed(r):  # every run crashed, as the runner writes it
+            return dict(r, values=[], median=None, min=None, max=None, rss_kib=None,
+                        failed_runs=1, exits=[139])
+
+        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
+            f.writelines(json.dumps(failed(r) if (r["program"], r["allocator"]) ==
+                                    ("cfrac", "mimalloc") else r) + "\n" for r in lines)
+        d = self.load(tmp)
+        self.assertEqual(field_suite.complete(d), [])
+        # mimalloc was cfrac's best peer (1.28 s); now jemalloc's 1.31 s is
+        self.assertEqual(field_suite.best_peer(d, d.field["cfrac"])[0], "jemalloc")
+        self.assertIn("failed 1× (exit 139)", "\n".join(field_suite.render(d)))
+        # libsta_malloc's runs never fail: a line of its with none is an error
+        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
+            f.writelines(json.dumps(failed(r) if (r["program"], r["allocator"]) ==
+                                    ("cfrac", "sta") else r) + "\n" for r in lines)
+        with self.assertRaises(core.ReportError):
+            self.load(tmp)
+
 
 class MemoryBack(unittest.TestCase):
     """The memory given back (issue 24): the section alone, on the real 64 MiB run with

@@ -23,7 +23,9 @@ NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW}, **{p: p for p in PRELOA
 
 def load(data, results):
     """data.field: program -> {"thr", "unit", "higher", "rows": {allocator: {"median",
-    "min", "max", "values", "rss_kib"}}}, in the runner's order of programs."""
+    "min", "max", "values", "rss_kib", "exits"}}}, in the runner's order of programs; a
+    peer's failed runs (a crash, a timeout) are its exits, and a peer whose every run
+    failed has None for median, min, max and rss_kib."""
     data.field = {}
     if SKIP in data.skips:
         return
@@ -31,15 +33,18 @@ def load(data, results):
     for r in read_lines(path):
         try:
             alloc, program = NAMES[r["allocator"]], str(r["program"])
-            row = {f: float(r[f]) for f in ["median", "min", "max", "rss_kib"]}
-            row["values"] = [float(v) for v in r["values"]]
+            row = {"values": [float(v) for v in r["values"]],
+                   "exits": [int(e) for e in r.get("exits", [])]}
+            row.update({f: float(r[f]) if row["values"] else None
+                        for f in ["median", "min", "max", "rss_kib"]})
             shape = (str(r["thr"]), str(r["measure"]), bool(r["higher_is_better"]))
         except (KeyError, TypeError, ValueError):
             raise ReportError(f"{path}: a malformed field_suite line: {r}") from None
-        if (r.get("kind") != "field_suite" or not row["values"]
-                or not 0 < row["min"] <= row["median"] <= row["max"]):
-            raise ReportError(f"{path}: not a field_suite result (kind, min <= median <= "
-                              f"max > 0): {r}")
+        if (r.get("kind") != "field_suite"
+                or (not row["values"] and (not row["exits"] or alloc == STA_MALLOC_ROW))
+                or (row["values"] and not 0 < row["min"] <= row["median"] <= row["max"])):
+            raise ReportError(f"{path}: not a field_suite result (kind, runs, min <= median "
+                              f"<= max > 0; libsta_malloc's runs never fail): {r}")
         entry = data.field.setdefault(program, {"thr": shape[0], "unit": shape[1],
                                                 "higher": shape[2], "rows": {}})
         if (entry["thr"], entry["unit"], entry["higher"]) != shape:
@@ -63,7 +68,7 @@ def complete(data):
 def cost(entry, alloc):
     """The program's figure on `alloc` as a cost (lower is better): a throughput inverted."""
     row = entry["rows"].get(alloc)
-    if row is None:
+    if row is None or row["median"] is None:
         return None
     return 1 / row["median"] if entry["higher"] else row["median"]
 
@@ -140,8 +145,14 @@ def why_field(data, v):
 
 
 def figure_text(row, unit_higher):
-    text = f"{fmt(row['median'])} ({fmt(row['min'])}–{fmt(row['max'])})"
-    return text + (" ↑" if unit_higher else "")
+    """'median (min–max)', ↑ for a throughput, and the failed runs' exit statuses."""
+    text = "" if row["median"] is None else \
+        f"{fmt(row['median'])} ({fmt(row['min'])}–{fmt(row['max'])})" + \
+        (" ↑" if unit_higher else "")
+    if row["exits"]:
+        text += f"{'; ' if text else ''}failed {len(row['exits'])}× (exit " + \
+            ", ".join(str(e) for e in row["exits"]) + ")"
+    return text
 
 
 def method(data):
@@ -181,7 +192,9 @@ def render(data):
         "figure: the program's own where it prints one (↑: a throughput, higher is better: "
         "larson's operations a second, xmalloc-test's frees a second, rptest's operations a "
         "CPU second, glibc-thread's iterations; alloc-test's own milliseconds), else wall "
-        "seconds; the median of the rounds (min–max). *best peer / sta*: the best "
+        "seconds; the median of the rounds (min–max); a peer's run that failed (a crash, "
+        "a timeout) is counted beside its figure, which is the median of its other runs. "
+        "*best peer / sta*: the best "
         f"general-purpose peer's figure over libsta_malloc's ({peer_list(preloaded(data))}; "
         "above 1: libsta_malloc ahead; glibc is shown, not judged).", "",
         f"Target *single-threaded geometric mean ≥ {ST_TARGET:g}× the best peer*: "
