@@ -154,20 +154,29 @@ std::new_handler new_handler() noexcept {
     throw std::bad_alloc();
 }
 
-/// operator new: malloc, then the new-handler loop of [new.delete.single]; throws
-/// std::bad_alloc when there is no handler.
+/// operator new after its first try found no memory: the new-handler loop of
+/// [new.delete.single], each handler's run followed by another try; throws std::bad_alloc
+/// when there is no handler. Out of line, so that operator new's fast path is malloc's:
+/// no register saved, no frame.
 template <class Alloc>
-void* new_or_throw(Alloc alloc) {
+[[gnu::noinline]] void* new_handler_loop(Alloc alloc) {
     for (;;) {
-        if (void* p = alloc())
-            return p;
         std::new_handler handler = new_handler();
         if (handler == nullptr)
             throw_bad_alloc();
         handler();
+        if (void* p = alloc())
+            return p;
     }
 }
-void* new_or_throw(std::size_t bytes) {
+/// operator new: malloc, then the new-handler loop.
+template <class Alloc>
+STA_FORCE_INLINE void* new_or_throw(Alloc alloc) {
+    if (void* p = alloc()) [[likely]]
+        return p;
+    return new_handler_loop(alloc);
+}
+STA_FORCE_INLINE void* new_or_throw(std::size_t bytes) {
     return new_or_throw([=] { return heap::malloc(bytes); });
 }
 void* new_aligned_or_throw(std::size_t bytes, std::align_val_t alignment) {
