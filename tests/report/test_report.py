@@ -545,6 +545,11 @@ class FieldSuite(unittest.TestCase):
         field_suite.load(data, results)
         return data
 
+    @staticmethod
+    def write(folder, rows):
+        with open(os.path.join(folder, "field_suite.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+
     def verdicts(self, data):
         measures = {m.id: m for m in field_suite.measures(data, "spans")}
         return {t.id: core.Verdict(t, "spans", "sta-spans-branch",
@@ -584,14 +589,12 @@ class FieldSuite(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp)
         with open(os.path.join(FIXTURE, "field_suite.jsonl")) as f:
             lines = [json.loads(line) for line in f]
-        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in lines
-                         if (r["program"], r["allocator"]) != ("espresso", "jemalloc"))
+        self.write(tmp, [r for r in lines
+                         if (r["program"], r["allocator"]) != ("espresso", "jemalloc")])
         self.assertEqual(field_suite.complete(self.load(tmp)),
                          ["field suite, espresso (field_suite.jsonl): no rows of jemalloc"])
         lines[0]["min"] = lines[0]["max"] + 1
-        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in lines)
+        self.write(tmp, lines)
         with self.assertRaises(core.ReportError):
             self.load(tmp)
 
@@ -605,18 +608,18 @@ class FieldSuite(unittest.TestCase):
             return dict(r, values=[], median=None, min=None, max=None, rss_kib=None,
                         failed_runs=1, exits=[139])
 
-        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
-            f.writelines(json.dumps(failed(r) if (r["program"], r["allocator"]) ==
-                                    ("cfrac", "mimalloc") else r) + "\n" for r in lines)
+        def with_failed(allocator):  # cfrac's runs of `allocator` all failed
+            self.write(tmp, [failed(r) if (r["program"], r["allocator"]) ==
+                             ("cfrac", allocator) else r for r in lines])
+
+        with_failed("mimalloc")
         d = self.load(tmp)
         self.assertEqual(field_suite.complete(d), [])
         # mimalloc was cfrac's best peer (1.28 s); now jemalloc's 1.31 s is
         self.assertEqual(field_suite.best_peer(d, d.field["cfrac"])[0], "jemalloc")
         self.assertIn("failed 1× (exit 139)", "\n".join(field_suite.render(d)))
         # libsta_malloc's runs never fail: a line of its with none is an error
-        with open(os.path.join(tmp, "field_suite.jsonl"), "w") as f:
-            f.writelines(json.dumps(failed(r) if (r["program"], r["allocator"]) ==
-                                    ("cfrac", "sta") else r) + "\n" for r in lines)
+        with_failed("sta")
         with self.assertRaises(core.ReportError):
             self.load(tmp)
 
