@@ -228,6 +228,18 @@ STA_EXPORT void* pvalloc(std::size_t bytes) {
 STA_EXPORT std::size_t malloc_usable_size(void* p) {
     return heap::usable_size(p);
 }
+/// C23: free with the block's size (and alignment); the release checks refuse a size or
+/// an alignment the block cannot have (docs/malloc.md). glibc 2.36 declares neither.
+STA_EXPORT void free_sized(void* p, std::size_t bytes) {
+    heap::free_sized_c23(p, bytes);
+}
+STA_EXPORT void free_aligned_sized(void* p, std::size_t alignment, std::size_t bytes) {
+    heap::free_aligned_sized(p, alignment, bytes);
+}
+/// jemalloc's and macOS's: the usable size of the block malloc(bytes) would return.
+STA_EXPORT std::size_t malloc_good_size(std::size_t bytes) {
+    return heap::good_size(bytes);
+}
 /// glibc's malloc_trim: give free memory back to the OS now — every span whose blocks
 /// have all come back, the kept big mappings and the private heap's spare chunk, of the
 /// calling thread's pool and of every pool whose thread ended. `pad` (glibc: the bytes to

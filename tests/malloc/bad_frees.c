@@ -8,7 +8,10 @@
 #pragma GCC diagnostic ignored "-Wfree-nonheap-object" /* the bugs are the point */
 #pragma GCC diagnostic ignored "-Wuse-after-free"
 #endif
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,30 @@ static void* volatile sink;
 static void* free_it(void* p) {
     free(p);
     return NULL;
+}
+
+/* C23's frees, found at run time: glibc 2.36 has none, the preloaded library has them. */
+typedef void (*free_sized_fn)(void*, size_t);
+typedef void (*free_aligned_sized_fn)(void*, size_t, size_t);
+static void* exported(const char* name) {
+    void* f = dlsym(RTLD_DEFAULT, name);
+    if (f == NULL) {
+        fprintf(stderr, "bad_frees: %s is not exported\n", name);
+        exit(1);
+    }
+    return f;
+}
+static free_sized_fn c23_free_sized(void) {
+    free_sized_fn f;
+    void* symbol = exported("free_sized");
+    memcpy(&f, &symbol, sizeof f);
+    return f;
+}
+static free_aligned_sized_fn c23_free_aligned_sized(void) {
+    free_aligned_sized_fn f;
+    void* symbol = exported("free_aligned_sized");
+    memcpy(&f, &symbol, sizeof f);
+    return f;
 }
 
 static void two_mallocs(size_t n) {
@@ -140,6 +167,27 @@ int main(int argc, char** argv) {
         free(b);
         memset(a, 0x41, 48);
         two_mallocs(32);
+    } else if (strcmp(mode, "free_sized_too_large") == 0) {
+        void* p = malloc(100);
+        c23_free_sized()(p, 200); /* its class holds fewer than 200 bytes */
+        two_mallocs(100);
+    } else if (strcmp(mode, "free_sized_heap_wrong") == 0) {
+        void* p = malloc(100000);
+        c23_free_sized()(p, 99999); /* the header holds 100000 */
+        two_mallocs(100000);
+    } else if (strcmp(mode, "free_sized_double") == 0) {
+        void* p = malloc(32);
+        c23_free_sized()(p, 32);
+        c23_free_sized()(p, 32);
+        two_mallocs(32);
+    } else if (strcmp(mode, "free_aligned_sized_misaligned") == 0) {
+        /* a 48-byte block at an address that is no multiple of 4096 */
+        char* p = malloc(48);
+        char* q = malloc(48);
+        char* odd = ((uintptr_t)p & 4095) != 0 ? p : q;
+        sink = odd == p ? q : p;
+        c23_free_aligned_sized()(odd, 4096, 48);
+        two_mallocs(48);
     } else {
         fprintf(stderr, "bad_frees: unknown mode '%s'\n", mode);
         return 2;

@@ -344,6 +344,66 @@ TEST(StaMalloc, UsableSizeOfNullIsZero) {
     EXPECT_EQ(malloc_usable_size(nullptr), 0u);
 }
 
+// ---- C23's sized frees, malloc_good_size ------------------------------------------
+
+} // namespace
+// Declared here: glibc 2.36's <stdlib.h> has neither (the library exports them).
+extern "C" void free_sized(void* p, std::size_t bytes);
+extern "C" void free_aligned_sized(void* p, std::size_t alignment, std::size_t bytes);
+extern "C" std::size_t malloc_good_size(std::size_t bytes);
+namespace {
+
+// Every tier's block freed by free_sized with the size it was asked for — malloc(0)'s,
+// pooled, the private heap's, a big one, one a realloc resized — is freed: the pooled
+// one is the next of its size handed out (its class's cache), the others leave no
+// refusal behind. (The refusals of wrong sizes: tests/malloc/CMakeLists.txt.)
+TEST(StaMallocC23, FreeSizedFreesEveryTiersBlock) {
+    void* pooled = malloc_fn(100);
+    free_sized(pooled, 100);
+    EXPECT_EQ(malloc_fn(100), pooled) << "the block went back to its class";
+    free_sized(pooled, 100);
+    free_sized(nullptr, 12); // nothing, like free(NULL)
+    free_sized(malloc_fn(0), 0);
+    for (std::size_t n :
+         {std::size_t{4300}, std::size_t{40000}, std::size_t{100000}, std::size_t{3} << 20}) {
+        void* p = malloc_fn(n);
+        std::memset(p, 1, n);
+        free_sized(p, n);
+    }
+    void* grown = realloc_fn(malloc_fn(100000), 150000);
+    free_sized(grown, 150000);
+    void* shrunk = realloc_fn(malloc_fn(100), 90); // the same class: kept in place
+    free_sized(shrunk, 90);
+    void* zeroed = calloc_fn(10, 30);
+    free_sized(zeroed, 300);
+}
+
+// aligned_alloc's blocks, pooled (alignment up to 4 KiB) and of their own mapping,
+// freed by free_aligned_sized with aligned_alloc's arguments.
+TEST(StaMallocC23, FreeAlignedSizedFreesAlignedBlocks) {
+    for (std::size_t a : {16u, 64u, 4096u, 65536u})
+        for (std::size_t n : {1u, 100u, 5000u, 70000u}) {
+            void* p = aligned_alloc(a, n);
+            ASSERT_NE(p, nullptr);
+            std::memset(p, 2, n);
+            free_aligned_sized(p, a, n);
+        }
+    void* p = aligned_alloc(64, 256);
+    free_aligned_sized(p, 64, 256);
+    EXPECT_EQ(aligned_alloc(64, 256), p) << "the block went back to its class";
+    free_aligned_sized(p, 64, 256);
+}
+
+// malloc_good_size(n) is the usable size of malloc(n)'s block, in every tier.
+TEST(StaMallocC23, MallocGoodSizeIsTheUsableSizeOfMallocsBlock) {
+    for (std::size_t n = 0; n <= 70000; n += n < 2048 ? 1 : 97) {
+        void* p = malloc_fn(n);
+        EXPECT_EQ(malloc_good_size(n), malloc_usable_size(p)) << n;
+        EXPECT_GE(malloc_good_size(n), n);
+        std::free(p);
+    }
+}
+
 // ---- operator new / delete -------------------------------------------------------
 
 struct alignas(64) wide {

@@ -69,6 +69,25 @@ struct malloc_heap {
         free(p); // 0 (malloc's 1 byte) and above fast_limit: the span, or the header, says
     }
 
+    /// C23's free_sized(p, bytes): `bytes` as malloc, calloc or realloc was asked (0 for
+    /// malloc(0)'s block). Checked as c_span_heap's free_described checks.
+    static void free_sized_c23(void* p, std::size_t bytes) noexcept {
+        span_heap::free_described(p, at_least_one(bytes), 1, "free_sized()");
+    }
+    /// C23's free_aligned_sized(p, alignment, bytes): aligned_alloc's arguments. The
+    /// alignment is taken as memalign takes it: rounded up to a power of two.
+    static void free_aligned_sized(void* p, std::size_t alignment, std::size_t bytes) noexcept {
+        const std::size_t align =
+            alignment <= 1 || alignment > SIZE_MAX / 2 + 1 ? 1 : std::bit_ceil(alignment);
+        span_heap::free_described(p, at_least_one(bytes), align, "free_aligned_sized()");
+    }
+
+    /// malloc_good_size (jemalloc's, macOS's): what malloc(bytes) gives room for —
+    /// malloc_usable_size of the block it would return.
+    static std::size_t good_size(std::size_t bytes) noexcept {
+        return span_heap::good_size(at_least_one(bytes));
+    }
+
     static void* calloc(std::size_t count, std::size_t size) noexcept {
         std::size_t bytes;
         if (__builtin_mul_overflow(count, size, &bytes))

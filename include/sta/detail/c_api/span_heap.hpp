@@ -188,6 +188,24 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return realloc_slow(p, bytes);
     }
 
+    /// C23's free_sized and free_aligned_sized (the drop-in's; `function` names which):
+    /// `bytes` and `alignment` are what the block was asked with. With the release checks
+    /// on, a live block they cannot describe is refused (report_bad_size): a pooled block
+    /// of fewer than `bytes` (a shrink kept in place leaves a block in a larger class, so
+    /// only a larger size is wrong), a block with a header (CS2, CS4) whose size is not
+    /// `bytes`, a block not aligned to `alignment` (a power of two). What free refuses
+    /// is refused under `function`'s name. Then the block is freed as free(p) frees it:
+    /// the size never chooses the class (a class taken from it would file a block a
+    /// shrink kept in place under the wrong class).
+    static void free_described(void* p, std::size_t bytes, std::size_t alignment,
+                               const char* function) noexcept {
+        if (p == nullptr)
+            return;
+        if (c_release_checks)
+            check_description(p, bytes, alignment, function);
+        free(p);
+    }
+
     /// What the block holds: its class bytes for a pooled block, the size asked for
     /// otherwise.
     static std::size_t usable_size(const void* p) noexcept {
@@ -265,6 +283,21 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         const bool aligned_lead = lead >= 16 && (lead & (lead - 1)) == 0 &&
                                   (reinterpret_cast<std::uintptr_t>(p) & (lead - 1)) == 0;
         return aligned_lead && n <= max_request ? free_verdict::freed : free_verdict::bad_header;
+    }
+
+    /// free_described's checks: p is a live block's start, of `bytes` and `alignment`.
+    STA_NOINLINE static void check_description(const void* p, std::size_t bytes,
+                                               std::size_t alignment,
+                                               const char* function) noexcept {
+        const bool pooled = is_pool_segment(p);
+        const free_verdict verdict = pooled ? Pool::engine::core::block_state(p) : check_outside(p);
+        if (verdict != free_verdict::freed)
+            refuse(function, p, verdict);
+        const std::size_t held = pooled ? pooled_block_bytes(p) : size_of(p);
+        if (pooled ? bytes > held : bytes != held)
+            report_bad_size(Names::library, function, p, "size", bytes, held);
+        if ((reinterpret_cast<std::uintptr_t>(p) & (alignment - 1)) != 0)
+            report_bad_size(Names::library, function, p, "alignment", alignment, held);
     }
 
     /// The release checks of realloc: p is a live block's start.

@@ -64,4 +64,18 @@ enum class free_verdict : unsigned char {
     std::abort();
 }
 
+/// A free that names its block's size or alignment (C23's free_sized and
+/// free_aligned_sized), refused by the release checks: "<library>: <function>: size 200
+/// does not match the block 0x... (112 bytes)", one line on stderr, then abort. `what`:
+/// "size" or "alignment"; `block_bytes`: what the block holds.
+[[noreturn]] STA_COLD inline void report_bad_size(const char* library, const char* function,
+                                                  const void* p, const char* what,
+                                                  std::size_t value,
+                                                  std::size_t block_bytes) noexcept {
+    std::fprintf(stderr, "%s: %s: %s %zu does not match the block %p (%zu bytes)\n", library,
+                 function, what, value, p, block_bytes);
+    std::fflush(stderr);
+    std::abort();
+}
+
 } // namespace sta::detail
