@@ -109,6 +109,20 @@ __attribute__((constructor)) void at_load() {
                 "or \"never\"; the default stays\n",
                 ms);
     }
+    // The memory limit (os/memory_account.hpp): STA_MALLOC_LIMIT_MIB (0: none), else
+    // the room the control group's limit leaves the process now.
+    if (const char* const mib = std::getenv("STA_MALLOC_LIMIT_MIB")) {
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(mib, &end, 10);
+        if (end != mib && *end == '\0' && value <= (SIZE_MAX >> 20))
+            sta::detail::os_memory.limit.store(static_cast<std::size_t>(value) << 20,
+                                               sta::detail::memory_order_relaxed);
+        else
+            say("sta_malloc: STA_MALLOC_LIMIT_MIB=%.60s is not a number of MiB; no limit\n", mib);
+    } else {
+        sta::detail::os_memory.limit.store(sta::detail::os_cgroup_memory_room(),
+                                           sta::detail::memory_order_relaxed);
+    }
     if (const char* const mib = std::getenv("STA_MALLOC_RETAIN_MIB")) {
         char* end = nullptr;
         const unsigned long long value = std::strtoull(mib, &end, 10);

@@ -89,8 +89,12 @@ struct span_life {
             unlink_clean(st, sp);
         } else if ((sp = st.purged) != nullptr) {
             const std::size_t bytes = span_usable_bytes(sp);
-            if (!os_reuse_pages(span_usable_begin(sp), bytes))
+            if (!os_memory.admit_reuse(bytes)) // past the memory limit (MA2)
                 return nullptr;
+            if (!os_reuse_pages(span_usable_begin(sp), bytes)) {
+                os_memory.note_purged(bytes);
+                return nullptr;
+            }
             unlink(st.purged, sp);
             st.bytes_purged -= bytes;
             if (sp->given_back) { // its pages come back: a refault (pool/purge_delay.hpp)
@@ -117,7 +121,7 @@ struct span_life {
         if (st.purge.never())
             return 0;
         while (span* const sp = st.clean_oldest) {
-            if (now - sp->since_ms < st.purge.wait_ms)
+            if (now - sp->since_ms < st.purge.wait_now())
                 break;
             given += purge(st, sp);
         }
@@ -151,6 +155,7 @@ struct span_life {
             make_plain(seg);
         const std::size_t bytes = span_usable_bytes(sp);
         os_purge_pages(span_usable_begin(sp), bytes);
+        os_memory.note_purged(bytes);
         sp->role = span_role::purged;
         sp->given_back = true;
         push_front(st.purged, sp);
@@ -191,6 +196,7 @@ struct span_life {
             }
         }
         st.bytes_purged -= purged;
+        os_memory.forget_purged(purged);
         if (seg->newer != nullptr)
             seg->newer->older = seg->older;
         else

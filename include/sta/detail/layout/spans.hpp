@@ -434,7 +434,7 @@ struct span_slow {
     static void give_back_due(span_state& st, std::uint32_t now) noexcept {
         (void)span_life::purge_due(st, now);
         if (!st.purge.never())
-            (void)st.retained.release_due(now, st.purge.wait_ms);
+            (void)st.retained.release_due(now, st.purge.wait_now());
     }
     /// Does `st` keep something free that its delay will give back?
     static bool waits(const span_state& st) noexcept {
@@ -731,24 +731,34 @@ struct span_slow {
     /// changed, when the OS refuses.
     STA_NOINLINE static bool map_segment(span_state& st) noexcept {
         st.retained.release_all(); // kept big pages go first (heaps/retained_mappings.hpp)
+        constexpr std::size_t block_bytes = segment_bytes - segment_header_bytes;
+        // The spans of a segment start purged (not resident) unless prefaulted: noted so
+        // before the mapping, which then meets the memory limit with its headers alone.
+        if (!st.prefault)
+            os_memory.note_purged(block_bytes);
         void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
-        if (memory == nullptr)
-            return false;
         // Metadata from the OS itself: st.map_pages is the source of block memory.
-        auto* const bitmaps = static_cast<std::byte*>(os_map_pages(bitmap_area_bytes));
+        auto* const bitmaps =
+            memory != nullptr ? static_cast<std::byte*>(os_map_pages(bitmap_area_bytes)) : nullptr;
         if (bitmaps == nullptr || !segment_map_covers(memory)) { // refused before any use
             if (bitmaps != nullptr)
                 os_unmap_pages(bitmaps, bitmap_area_bytes);
-            os_unmap_pages(memory, segment_bytes);
+            if (memory != nullptr)
+                os_unmap_pages(memory, segment_bytes);
+            if (!st.prefault)
+                os_memory.forget_purged(block_bytes);
             return false;
         }
         const std::size_t held = st.mappings - st.segments_unmapped;
         // The density rule walks the spans only while the newest segment is plain: one
         // that is huge still (no span of it purged) was judged dense, and is spent now.
+        // Near the memory limit, plain pages: a huge page is resident whole, and the
+        // account counts a purged span as not (os/memory_account.hpp).
         const bool huge =
-            held >= st.huge_pages_from || (st.huge_pages_dense && held >= huge_pages_dense_from &&
-                                           ((st.segments != nullptr && st.segments->huge) ||
-                                            dense_enough_for_huge_pages(st, held)));
+            !os_memory.near_limit() &&
+            (held >= st.huge_pages_from || (st.huge_pages_dense && held >= huge_pages_dense_from &&
+                                            ((st.segments != nullptr && st.segments->huge) ||
+                                             dense_enough_for_huge_pages(st, held))));
         advise_pages(memory, segment_bytes, huge, st.prefault);
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
@@ -763,7 +773,6 @@ struct span_slow {
         if constexpr (threaded)
             st.home->segment_mapped();
         std::byte* const blocks = static_cast<std::byte*>(memory) + segment_header_bytes;
-        const std::size_t block_bytes = segment_bytes - segment_header_bytes;
         if (!st.prefault) {
             os_leave_unused(blocks, block_bytes);
             st.bytes_purged += block_bytes;

@@ -2,10 +2,13 @@
 //
 // Linux: anonymous private mmap. Windows: VirtualAlloc (reserve + commit).
 // Both return memory aligned to at least the OS page (4 KiB) and zero-filled, or
-// nullptr when the OS refuses. Nothing here is ever called on a fast path.
+// nullptr when the OS refuses, or when the mapping would take the library past its
+// memory limit (os/memory_account.hpp: every mapping here is counted in os_memory).
+// Nothing here is ever called on a fast path.
 #pragma once
 
 #include "sta/detail/block_move.hpp"
+#include "sta/detail/os/memory_account.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,22 +26,36 @@ namespace sta::detail {
 using map_pages_fn = void* (*)(std::size_t bytes) noexcept;
 using unmap_pages_fn = void (*)(void* p, std::size_t bytes) noexcept;
 
-inline void* os_map_pages(std::size_t bytes) noexcept {
+/// The OS's mapping calls, uncounted: os_map_pages and os_unmap_pages count them.
+inline void* os_map_uncounted(std::size_t bytes) noexcept {
 #if defined(_WIN32)
     return ::VirtualAlloc(nullptr, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
 #else
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* const p =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : p;
 #endif
 }
-
-inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
+inline void os_unmap_uncounted(void* p, [[maybe_unused]] std::size_t bytes) noexcept {
 #if defined(_WIN32)
-    (void)bytes;
     ::VirtualFree(p, 0, MEM_RELEASE);
 #else
     ::munmap(p, bytes);
 #endif
+}
+
+inline void* os_map_pages(std::size_t bytes) noexcept {
+    if (!os_memory.admit_mapping(bytes))
+        return nullptr;
+    void* const p = os_map_uncounted(bytes);
+    if (p == nullptr)
+        os_memory.unmapped(bytes);
+    return p;
+}
+
+inline void os_unmap_pages(void* p, std::size_t bytes) noexcept {
+    os_memory.unmapped(bytes);
+    os_unmap_uncounted(p, bytes);
 }
 
 /// The OS page: every mapping starts on one (the arena relies on it for alignments up
@@ -125,9 +142,17 @@ inline std::size_t os_resident_bytes(const void* p, std::size_t bytes) noexcept 
 /// and an unmap.
 inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) noexcept {
 #if defined(__linux__)
+    const bool grows = bytes > old_bytes;
+    if (grows && !os_memory.admit_mapping(bytes - old_bytes))
+        return nullptr; // past the limit: a move would be refused too
     void* const moved = ::mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
-    if (moved != MAP_FAILED)
+    if (moved != MAP_FAILED) {
+        if (!grows)
+            os_memory.unmapped(old_bytes - bytes);
         return moved;
+    }
+    if (grows)
+        os_memory.unmapped(bytes - old_bytes); // the move below counts its own mapping
 #endif
     return move_block(
         p, old_bytes, bytes, [bytes] { return os_map_pages(bytes); },
@@ -180,21 +205,34 @@ inline void* map_aligned(map_pages_fn map, std::size_t bytes, std::size_t alignm
             const std::uintptr_t at =
                 (reinterpret_cast<std::uintptr_t>(probe) + alignment - 1) & ~(alignment - 1);
             ::VirtualFree(probe, 0, MEM_RELEASE);
+            if (!os_memory.admit_mapping(bytes))
+                return nullptr;
             if (void* const p = ::VirtualAlloc(reinterpret_cast<void*>(at), bytes,
                                                MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE))
                 return p;
+            os_memory.unmapped(bytes);
         }
     }
 #endif
-    auto* const raw = static_cast<std::byte*>(map(bytes + alignment));
-    if (raw == nullptr)
+    // The OS's own pages: only the aligned part counts (MA1), so that the spare part,
+    // given back at once, never meets the memory limit.
+    const bool counted = map == &os_map_pages;
+    if (counted && !os_memory.admit_mapping(bytes))
         return nullptr;
+    auto* const raw = static_cast<std::byte*>(counted ? os_map_uncounted(bytes + alignment)
+                                                      : map(bytes + alignment));
+    if (raw == nullptr) {
+        if (counted)
+            os_memory.unmapped(bytes);
+        return nullptr;
+    }
     const auto a = reinterpret_cast<std::uintptr_t>(raw);
     const std::size_t lead = (alignment - (a & (alignment - 1))) & (alignment - 1);
 #if !defined(_WIN32)
+    const auto unmap_spare = counted ? &os_unmap_uncounted : &os_unmap_pages;
     if (lead != 0)
-        os_unmap_pages(raw, lead);
-    os_unmap_pages(raw + lead + bytes, alignment - lead);
+        unmap_spare(raw, lead);
+    unmap_spare(raw + lead + bytes, alignment - lead);
 #endif
     return raw + lead;
 }

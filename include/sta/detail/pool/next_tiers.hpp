@@ -186,6 +186,14 @@ struct next_tiers {
                 if (auto* const st = home::own()) {
                     if (void* const p = st->retained.take(length))
                         return p;
+                    if (void* const p = os_map_big_pages(length, big_huge_pages(*st)))
+                        return p;
+                    if (os_memory.limit.load(memory_order_relaxed) == 0)
+                        return nullptr;
+                    // The memory limit refused it (os/memory_account.hpp): what this
+                    // state and the parked ones hold free goes back, and once more.
+                    (void)Engine::core::trim(*st);
+                    (void)home::trim_parked();
                     return os_map_big_pages(length, big_huge_pages(*st));
                 }
             return os_map_big_pages(length, default_huge_pages_from != huge_pages_never);
@@ -208,7 +216,7 @@ struct next_tiers {
                 if (auto* const st = home::own())
                     if (const std::uint32_t now = os_now_ms();
                         st->retained.keep(p, os_round_up(bytes), now)) {
-                        (void)st->retained.release_due(now, st->purge.wait_ms);
+                        (void)st->retained.release_due(now, st->purge.wait_now());
                         return;
                     }
             os_unmap_pages(p, os_round_up(bytes));

@@ -27,9 +27,15 @@
 // towards the base at a purge once no batch of refaults came for stretch_hold_waits
 // waits, so a loop that stopped gives its memory back within a few seconds.
 //
+// Near the memory limit (os/memory_account.hpp) nothing waits: wait_now() is 0 and
+// never() false, so freed memory goes back at the next slow path of its owner (or, for
+// a parked state, of any thread of its family).
+//
 // Everything here runs on slow paths (a refill that takes a purged span, a segment
 // mapped, a purge): nothing on an allocation's or a free's fast path. One per state.
 #pragma once
+
+#include "sta/detail/os/memory_account.hpp"
 
 #include <cstdint>
 
@@ -73,12 +79,15 @@ struct purge_delay {
         refaults = 0;
         unmapped_pending = 0;
     }
-    bool never() const noexcept { return wait_ms == purge_never; }
+    /// Is freed memory kept for ever? Not near the memory limit.
+    bool never() const noexcept { return wait_ms == purge_never && !os_memory.near_limit(); }
+    /// What freed memory waits now before it goes back: wait_ms, nothing near the limit.
+    std::uint32_t wait_now() const noexcept { return os_memory.near_limit() ? 0 : wait_ms; }
 
     /// Memory given back `idle_ms` after it was freed (a purged span's since_ms) is taken
     /// again at `now`: a refault of `weight`, when it came back within the cap.
     void note_refault(std::uint32_t now, std::uint32_t idle_ms, std::uint32_t weight) noexcept {
-        if (never() || idle_ms >= cap())
+        if (wait_ms == purge_never || idle_ms >= cap())
             return;
         refaults += weight;
         if (refaults < refaults_to_stretch)
