@@ -9,7 +9,8 @@ packages=(cmake make g++ clang libclang-rt-14-dev googletest libgtest-dev libben
           liblua5.4-dev lua-dkjson libsqlite3-dev libxml2-dev # tests/clients (issue 8)
           lua5.4 sqlite3 libxml2-utils pigz pkgconf # tests/malloc: unchanged programs (issue 16)
           g++-mingw-w64-x86-64-posix wine # the Windows build, tested under wine
-          lld) # the windows-clang build links with lld
+          lld # the windows-clang build links with lld
+          systemtap-sdt-dev) # <sys/sdt.h>: the drop-in's USDT probes (os/probes.hpp)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libboost-dev
                libfoonathan-memory-dev hyperfine

@@ -69,6 +69,12 @@
 //                    instantiates its own slow paths (config_key below), so a program
 //                    may mix them. STA_POOL_COMPILED_ASAN and STA_POOL_COMPILED_VALGRIND,
 //                    set by the same target, say how the compiled part was built.
+//   STA_POOL_PROBES 1: USDT probes on the slow paths (os/probes.hpp) for perf probe,
+//                    bpftrace and systemtap: a segment mapped or unmapped, a span
+//                    purged, a refill, a refused free, the memory limit reached. Each
+//                    is one nop where it sits and a note in the binary; nothing on a
+//                    fast path. Default: 1 on Linux where <sys/sdt.h> is there
+//                    (Debian's systemtap-sdt-dev), else 0.
 //
 // All but STA_POOL_COMPILED must be the same in every translation unit of a program,
 // except in the units of the compiled part's own instantiations (config_key).
@@ -111,6 +117,14 @@
 #define STA_POOL_VALGRIND 1
 #else
 #define STA_POOL_VALGRIND 0
+#endif
+#endif
+
+#ifndef STA_POOL_PROBES
+#if defined(__linux__) && __has_include(<sys/sdt.h>)
+#define STA_POOL_PROBES 1
+#else
+#define STA_POOL_PROBES 0
 #endif
 #endif
 
@@ -224,8 +238,8 @@ inline constexpr unsigned long long config_key =
 #endif
 inline constexpr unsigned long long compiled_release_key =
     config_key_of(false, false, false, STA_POOL_COMPILED_ASAN, false, false, false, false, 2, 500);
-inline constexpr unsigned long long compiled_checked_key = config_key_of(
-    true, false, STA_POOL_COMPILED_VALGRIND && !STA_POOL_COMPILED_ASAN, STA_POOL_COMPILED_ASAN,
-    false, false, false, false, 2, 500);
+inline constexpr unsigned long long compiled_checked_key =
+    config_key_of(true, false, STA_POOL_COMPILED_VALGRIND && !STA_POOL_COMPILED_ASAN,
+                  STA_POOL_COMPILED_ASAN, false, false, false, false, 2, 500);
 
 } // namespace sta::detail

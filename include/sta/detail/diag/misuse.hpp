@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sta/detail/config.hpp"
+#include "sta/detail/os/probes.hpp"
 
 #include <cstddef>
 #include <cstdio>
@@ -28,6 +29,7 @@ enum class free_verdict : unsigned char {
     not_a_block, // not the start of a block of its span's class, or of a span of no class
     bad_header,  // outside the spans, and no header of this heap in front of it
     overwritten, // a free block whose mark is gone: written after its free, or overflowed
+    wrong_size,  // a size or an alignment the block cannot have (report_bad_size)
 };
 
 /// A free the release checks refuse: "<library>: <function>: double free of 0x...
@@ -36,6 +38,7 @@ enum class free_verdict : unsigned char {
 [[noreturn]] STA_COLD inline void report_bad_free(const char* library, const char* function,
                                                   const void* p, free_verdict verdict,
                                                   std::size_t block_bytes) noexcept {
+    STA_PROBE2(free_refused, p, static_cast<int>(verdict));
     switch (verdict) {
     case free_verdict::double_free:
         std::fprintf(stderr, "%s: %s: double free of %p (%zu-byte block)\n", library, function, p,
@@ -72,6 +75,7 @@ enum class free_verdict : unsigned char {
                                                   const void* p, const char* what,
                                                   std::size_t value,
                                                   std::size_t block_bytes) noexcept {
+    STA_PROBE2(free_refused, p, static_cast<int>(free_verdict::wrong_size));
     std::fprintf(stderr, "%s: %s: %s %zu does not match the block %p (%zu bytes)\n", library,
                  function, what, value, p, block_bytes);
     std::fflush(stderr);

@@ -33,6 +33,7 @@
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/os/clock.hpp"
 #include "sta/detail/os/pages.hpp"
+#include "sta/detail/os/probes.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 
 #include <cstddef>
@@ -161,6 +162,7 @@ struct span_life {
         push_front(st.purged, sp);
         st.bytes_purged += bytes;
         st.bytes_given_back += bytes;
+        STA_PROBE2(span_purged, span_usable_begin(sp), bytes);
         return bytes;
     }
 
@@ -212,6 +214,7 @@ struct span_life {
         os_unmap_pages(seg->bitmaps, bitmap_area_bytes);
         hooks::page_unmapped(seg, segment_bytes);
         os_unmap_pages(seg, segment_bytes);
+        STA_PROBE1(segment_unmapped, seg);
         return given;
     }
 };

@@ -49,6 +49,7 @@
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/os/clock.hpp"
 #include "sta/detail/os/pages.hpp"
+#include "sta/detail/os/probes.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/state.hpp"
@@ -301,6 +302,7 @@ struct span_slow {
     /// first; blocks other threads sent home are taken back first, and may give the
     /// class blocks again.
     STA_NOINLINE static void* refill(span_state& st, std::uint32_t slot, bool adopted) noexcept {
+        STA_PROBE2(refill, &st, slot);
         st.direct_frees = false; // a class allocates: marked frees go on the caches again
         if (adopted || (++st.refills & span_shapes<Classes>[slot].checks_mask) == 0)
             give_back_due(st);
@@ -790,6 +792,7 @@ struct span_slow {
             }
         }
         hooks::page_mapped(blocks, block_bytes);
+        STA_PROBE2(segment_mapped, memory, static_cast<int>(huge));
         return true;
     }
 

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "sta/detail/atomic.hpp"
+#include "sta/detail/os/probes.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -62,7 +63,7 @@ struct memory_account {
     /// take held past the limit (MA2).
     bool admit_mapping(std::size_t bytes) noexcept {
         const std::size_t m = mapped.fetch_add(bytes, memory_order_relaxed) + bytes;
-        if (within_limit(m, purged.load(memory_order_relaxed))) [[likely]]
+        if (within_limit(m, purged.load(memory_order_relaxed), bytes)) [[likely]]
             return true;
         mapped.fetch_sub(bytes, memory_order_relaxed);
         return false;
@@ -80,19 +81,21 @@ struct memory_account {
     /// would take held past the limit (MA2).
     bool admit_reuse(std::size_t bytes) noexcept {
         const std::size_t p = purged.fetch_sub(bytes, memory_order_relaxed) - bytes;
-        if (within_limit(mapped.load(memory_order_relaxed), p)) [[likely]]
+        if (within_limit(mapped.load(memory_order_relaxed), p, bytes)) [[likely]]
             return true;
         purged.fetch_add(bytes, memory_order_relaxed);
         return false;
     }
 
   private:
-    /// Is held = m - p within the limit? Counts a refusal, or notes a new peak.
-    bool within_limit(std::size_t m, std::size_t p) noexcept {
+    /// Is held = m - p, with `bytes` just asked, within the limit? Counts a refusal
+    /// (probe limit_reached), or notes a new peak.
+    bool within_limit(std::size_t m, std::size_t p, std::size_t bytes) noexcept {
         const std::size_t now_held = m > p ? m - p : 0;
         const std::size_t cap = limit.load(memory_order_relaxed);
         if (cap != 0 && now_held > cap) [[unlikely]] {
             refused.fetch_add(1, memory_order_relaxed);
+            STA_PROBE3(limit_reached, now_held - bytes, cap, bytes);
             return false;
         }
         std::size_t high = peak.load(memory_order_relaxed);
