@@ -211,6 +211,36 @@ TEST(ThreadHeap, RandomWalkFillVerifyAndTile) {
 }
 
 // Guards: a checker that cannot fail proves nothing — a corrupted header must be named.
+// bytes_in_use(), the counter another thread may read (process_stats), is what a walk
+// of the chunks sums, after every alloc, realloc (in place, grown, shrunk, moved) and free.
+TEST(ThreadHeap, BytesInUseCounterMatchesTheWalk) {
+    sta::thread_heap heap;
+    std::mt19937 random(42);
+    std::vector<void*> live;
+    for (int step = 0; step < 4000; ++step) {
+        const std::size_t bytes = 1 + random() % 70000;
+        const unsigned action = random() % 3;
+        if (action == 0 || live.empty()) {
+            live.push_back(heap.alloc(bytes));
+            ASSERT_NE(live.back(), nullptr);
+        } else if (action == 1) {
+            void*& p = live[random() % live.size()];
+            void* const q = heap.realloc(p, bytes);
+            ASSERT_NE(q, nullptr);
+            p = q;
+        } else {
+            const std::size_t i = random() % live.size();
+            heap.free(live[i]);
+            live[i] = live.back();
+            live.pop_back();
+        }
+        ASSERT_EQ(heap.bytes_in_use(), heap.stats().bytes_in_use) << "step " << step;
+    }
+    for (void* p : live)
+        heap.free(p);
+    EXPECT_EQ(heap.bytes_in_use(), 0u);
+}
+
 TEST(ThreadHeap, CheckerReportsACorruptedBlock) {
     packed_heap h({32 * kib, 32 * kib});
     ASSERT_EQ(check_thread_heap(h.heap, h.live({})), "");

@@ -391,6 +391,31 @@ class basic_memory_pool {
         return engine::home::stats();
     }
 
+    /// Span layout: what every pool of the family holds — each thread's and each parked
+    /// one (per-thread pools) — and what the library holds from the OS
+    /// (detail/pool/stats.hpp, process_stats, says how exact each figure is). Walks
+    /// every segment of every pool: O(segments), not for hot loops. Any thread may call.
+    static sta::process_stats
+    process_stats() noexcept requires std::is_same_v<Layout, layout::spans> {
+        sta::process_stats out;
+        const auto* const mine = engine::home::existing();
+        engine::home::for_each_state([&](auto& st, bool parked) {
+            ++out.pools_made;
+            out.pools_parked += parked ? 1 : 0;
+            core::add_process_stats(st, out);
+            if (&st == mine || parked) { // the heap is walked by its holder only
+                const detail::spin_guard held(st.parked_lock);
+                const thread_heap_stats heap = st.heap.stats();
+                out.heap_bytes_in_use += heap.bytes_in_use;
+                out.heap_bytes_free += heap.free_bytes;
+            } else {
+                out.heap_bytes_in_use += st.heap.bytes_in_use();
+            }
+        });
+        detail::finish_process_stats<classes>(out);
+        return out;
+    }
+
     /// What the pool holds now (per-thread pools: the calling thread's). Walks the free
     /// lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {

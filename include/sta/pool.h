@@ -35,6 +35,14 @@
  * sta_good_size tells a caller that can use spare room (SQLite's xRoundup) how much
  * the block really holds.
  *
+ * Statistics as one JSON object (sta/stats_json.hpp has its shape; docs/malloc.md,
+ * "Statistics", its figures), written into buffer[0 .. size - 1] and NUL-terminated; the
+ * result is the object's whole length, so that one >= size asks for a larger buffer:
+ *   sta_pool_stats_json      every pool of sta::memory_pool's family (spans: each
+ *                            thread's and the parked ones), defined with the functions above
+ *   sta_malloc_stats_json    the drop-in malloc's, defined by libsta_malloc.so only (a
+ *                            program finds it at run time: dlsym(RTLD_DEFAULT, ...))
+ *
  * The rules are the pool's: on spans every thread has a pool of its own and may free
  * any block (one from another thread's pool goes back to it); on the shared cursor the
  * pool belongs to the first thread that called it (C++ or C). A checked build
@@ -83,6 +91,8 @@ void sta_free(void* p);
 void* sta_realloc(void* p, size_t size);
 size_t sta_usable_size(const void* p);
 size_t sta_good_size(size_t size);
+size_t sta_pool_stats_json(char* buffer, size_t size);
+size_t sta_malloc_stats_json(char* buffer, size_t size);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -92,6 +102,7 @@ size_t sta_good_size(size_t size);
 #include "sta/detail/c_api/header_heap.hpp"
 #include "sta/detail/c_api/span_heap.hpp"
 #include "sta/memory_pool.hpp"
+#include "sta/stats_json.hpp"
 
 #include <type_traits>
 
@@ -101,6 +112,17 @@ namespace sta::detail {
 using c_api_heap = std::conditional_t<std::is_same_v<memory_pool::layout_policy, layout::spans>,
                                       c_span_heap<memory_pool>,
                                       c_header_heap<memory_pool, STA_POOL_C_HEADER_BYTES>>;
+/// The family's statistics; on the seed's layout, only what the library holds from the
+/// OS (it has no walk of its pages).
+template <class Pool>
+process_stats c_api_process_stats() noexcept {
+    process_stats stats;
+    if constexpr (requires { Pool::process_stats(); })
+        stats = Pool::process_stats();
+    else
+        finish_process_stats<typename Pool::classes>(stats);
+    return stats;
+}
 } // namespace sta::detail
 
 extern "C" void* sta_malloc(size_t size) {
@@ -117,6 +139,9 @@ extern "C" size_t sta_usable_size(const void* p) {
 }
 extern "C" size_t sta_good_size(size_t size) {
     return sta::detail::c_api_heap::good_size(size);
+}
+extern "C" size_t sta_pool_stats_json(char* buffer, size_t size) {
+    return sta::write_json(sta::detail::c_api_process_stats<sta::memory_pool>(), buffer, size);
 }
 #endif
 

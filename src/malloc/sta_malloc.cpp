@@ -19,11 +19,15 @@
 // with its runtime local to it), operator new that finds no memory aborts with a message.
 #include "sta/detail/c_api/malloc_heap.hpp"
 #include "sta/memory_pool.hpp"
+#include "sta/stats_json.hpp"
 
+#include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -136,10 +140,51 @@ __attribute__((constructor)) void at_load() {
     }
 }
 
+/// Write all of `text` to `fd` (write(2): at exit stdio may be torn down already).
+void write_all(int fd, const char* text, std::size_t length) noexcept {
+    while (length != 0) {
+        const ssize_t n = ::write(fd, text, length);
+        if (n <= 0)
+            return;
+        text += n;
+        length -= static_cast<std::size_t>(n);
+    }
+}
+
+/// The process's statistics as JSON into a buffer of the stack's (a heap with thousands
+/// of classes' spans still fits: the classes are at most 44 entries).
+struct json_text {
+    char text[8192];
+    std::size_t length;
+    json_text() noexcept {
+        length = sta::write_json(pool::process_stats(), text, sizeof text);
+        if (length >= sizeof text)
+            length = sizeof text - 1;
+    }
+};
+
 /// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the
 /// segments mapped, and the exiting thread's pool: bytes in use, mapped, resident and
-/// given back to the OS.
+/// given back to the OS. STA_MALLOC_STATS=json: the process's statistics as one JSON
+/// object (sta_malloc_stats_json), on stderr or into STA_MALLOC_STATS_FILE.
 __attribute__((destructor)) void print_stats_at_exit() {
+    const char* const mode = std::getenv("STA_MALLOC_STATS");
+    if (mode != nullptr && std::strcmp(mode, "json") == 0) {
+        const json_text json;
+        const char* const path = std::getenv("STA_MALLOC_STATS_FILE");
+        const int fd = path != nullptr && *path != '\0'
+                           ? ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                           : 2;
+        if (fd < 0) {
+            say("sta_malloc: STA_MALLOC_STATS_FILE=%.200s cannot be written\n", path);
+            return;
+        }
+        write_all(fd, json.text, json.length);
+        write_all(fd, "\n", 1);
+        if (fd != 2)
+            ::close(fd);
+        return;
+    }
     if (!option_on("STA_MALLOC_STATS"))
         return;
     const auto pools = pool::thread_pools();
@@ -150,6 +195,24 @@ __attribute__((destructor)) void print_stats_at_exit() {
         pools.pools_made, pools.pools_parked, pools.segments_mapped, mine.bytes_in_use,
         mine.bytes_reserved, mine.bytes_mapped, mine.bytes_resident, mine.bytes_given_back,
         mine.segments_unmapped);
+}
+
+/// mallinfo2's figures from the process's statistics (docs/malloc.md, "Statistics"):
+/// every byte in use is in uordblks (no mmap region of glibc's kind: hblkhd is 0, so
+/// uordblks + hblkhd counts each byte once).
+struct mallinfo2 process_mallinfo() noexcept {
+    const sta::process_stats s = pool::process_stats();
+    struct mallinfo2 m {};
+    m.arena = s.bytes_held;
+    std::size_t free_blocks = 0;
+    for (std::size_t n = 0; n < s.class_count; ++n)
+        free_blocks += s.classes[n].blocks_free;
+    m.ordblks = free_blocks;
+    m.uordblks = s.bytes_in_use;
+    m.fordblks = s.bytes_free_in_spans + s.bytes_clean + s.heap_bytes_free + s.bytes_retained;
+    m.keepcost = s.bytes_clean + s.bytes_retained;
+    m.usmblks = s.bytes_held_peak;
+    return m;
 }
 
 /// The program's new-handler (none without a C++ runtime).
@@ -261,6 +324,98 @@ STA_EXPORT std::size_t malloc_good_size(std::size_t bytes) {
 STA_EXPORT int malloc_trim(std::size_t pad) {
     (void)pad;
     return pool::trim() != 0 ? 1 : 0;
+}
+
+// ---- glibc's introspection and the process's statistics (docs/malloc.md, "Statistics") --
+
+STA_EXPORT struct mallinfo2 mallinfo2() {
+    return process_mallinfo();
+}
+/// The int fields of glibc's old struct: each figure capped at INT_MAX.
+STA_EXPORT struct mallinfo mallinfo() {
+    const struct mallinfo2 m = process_mallinfo();
+    const auto cap = [](std::size_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); };
+    struct mallinfo old {};
+    old.arena = cap(m.arena);
+    old.ordblks = cap(m.ordblks);
+    old.uordblks = cap(m.uordblks);
+    old.fordblks = cap(m.fordblks);
+    old.keepcost = cap(m.keepcost);
+    old.usmblks = cap(m.usmblks);
+    return old;
+}
+/// glibc's lines ("system bytes", "in use bytes", ...) for the whole process, then sta's
+/// own, on stderr.
+STA_EXPORT void malloc_stats() {
+    const sta::process_stats s = pool::process_stats();
+    say("sta_malloc: every pool of the process (%zu made, %zu parked)\n"
+        "system bytes     = %10zu\n"
+        "in use bytes     = %10zu\n"
+        "Total (incl. mmap):\n"
+        "system bytes     = %10zu\n"
+        "in use bytes     = %10zu\n"
+        "max mmap regions = %10zu\n"
+        "max mmap bytes   = %10zu\n",
+        s.pools_made, s.pools_parked, s.bytes_held, s.bytes_in_use, s.bytes_held, s.bytes_in_use,
+        s.big_blocks, s.big_bytes_in_use);
+    say("in use: %zu in classes, %zu in private heaps, %zu in %zu big blocks; free: %zu in "
+        "spans, %zu in clean spans, %zu in private heaps, %zu kept big mappings\n"
+        "mapped %zu, held %zu (most %zu), given back %zu; %zu segments (%zu unmapped), spans "
+        "%zu in use, %zu clean, %zu purged; limit %zu (%zu refusals)\n",
+        s.class_bytes_in_use, s.heap_bytes_in_use, s.big_bytes_in_use, s.big_blocks,
+        s.bytes_free_in_spans, s.bytes_clean, s.heap_bytes_free, s.bytes_retained, s.bytes_mapped,
+        s.bytes_held, s.bytes_held_peak, s.bytes_given_back, s.segments, s.segments_unmapped,
+        s.spans_in_use, s.spans_clean, s.spans_purged, s.limit_bytes, s.limit_refusals);
+}
+/// glibc's XML, version "sta-1": per class the free blocks (glibc lists free chunks by
+/// size), the totals, and sta's figures in an element of their own. `options` must be 0.
+STA_EXPORT int malloc_info(int options, FILE* out) {
+    if (options != 0 || out == nullptr) {
+        errno = EINVAL;
+        return -1;
+    }
+    const sta::process_stats s = pool::process_stats();
+    std::fprintf(out, "<malloc version=\"sta-1\">\n<heap nr=\"0\">\n<sizes>\n");
+    std::size_t free_blocks = 0;
+    for (std::size_t n = 0; n < s.class_count; ++n) {
+        const sta::process_class_stats& c = s.classes[n];
+        free_blocks += c.blocks_free;
+        if (c.blocks_free != 0)
+            std::fprintf(out, "  <size from=\"%zu\" to=\"%zu\" total=\"%zu\" count=\"%zu\"/>\n",
+                         c.block_bytes, c.block_bytes, c.blocks_free * c.block_bytes,
+                         c.blocks_free);
+    }
+    const std::size_t free_bytes =
+        s.bytes_free_in_spans + s.bytes_clean + s.heap_bytes_free + s.bytes_retained;
+    std::fprintf(out,
+                 "</sizes>\n<total type=\"fast\" count=\"0\" size=\"0\"/>\n"
+                 "<total type=\"rest\" count=\"%zu\" size=\"%zu\"/>\n"
+                 "<system type=\"current\" size=\"%zu\"/>\n<system type=\"max\" size=\"%zu\"/>\n"
+                 "<aspace type=\"total\" size=\"%zu\"/>\n<aspace type=\"mprotect\" size=\"%zu\"/>\n"
+                 "</heap>\n"
+                 "<total type=\"fast\" count=\"0\" size=\"0\"/>\n"
+                 "<total type=\"rest\" count=\"%zu\" size=\"%zu\"/>\n"
+                 "<total type=\"mmap\" count=\"0\" size=\"0\"/>\n"
+                 "<system type=\"current\" size=\"%zu\"/>\n<system type=\"max\" size=\"%zu\"/>\n"
+                 "<aspace type=\"total\" size=\"%zu\"/>\n<aspace type=\"mprotect\" size=\"%zu\"/>\n"
+                 "<sta in_use=\"%zu\" in_use_classes=\"%zu\" in_use_heap=\"%zu\" "
+                 "in_use_big=\"%zu\" big_blocks=\"%zu\" mapped=\"%zu\" held=\"%zu\" "
+                 "given_back=\"%zu\" segments=\"%zu\" pools=\"%zu\" parked=\"%zu\" "
+                 "limit=\"%zu\" refusals=\"%zu\"/>\n"
+                 "</malloc>\n",
+                 free_blocks, free_bytes, s.bytes_held, s.bytes_held_peak, s.bytes_mapped,
+                 s.bytes_mapped, free_blocks, free_bytes, s.bytes_held, s.bytes_held_peak,
+                 s.bytes_mapped, s.bytes_mapped, s.bytes_in_use, s.class_bytes_in_use,
+                 s.heap_bytes_in_use, s.big_bytes_in_use, s.big_blocks, s.bytes_mapped,
+                 s.bytes_held, s.bytes_given_back, s.segments, s.pools_made, s.pools_parked,
+                 s.limit_bytes, s.limit_refusals);
+    return 0;
+}
+/// The process's statistics as one JSON object (sta/pool.h; sta/stats_json.hpp has its
+/// shape): written into buffer[0 .. size - 1], NUL-terminated; the object's whole length,
+/// so that a result >= size asks for a larger buffer.
+STA_EXPORT std::size_t sta_malloc_stats_json(char* buffer, std::size_t size) {
+    return sta::write_json(pool::process_stats(), buffer, size);
 }
 
 #define STA_EXPORT_CXX __attribute__((visibility("default")))

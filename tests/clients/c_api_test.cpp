@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <thread>
@@ -326,6 +327,27 @@ TEST(CApi, ExternCFunctionsFollowTheContract) {
     EXPECT_EQ(sta_good_size(100), spans ? span_class_of<sta::memory_pool::classes>(100)
                                         : 128u - STA_POOL_C_HEADER_BYTES);
     EXPECT_EQ(sta_realloc(p, 0), nullptr);
+}
+
+// sta_pool_stats_json: the default family's figures as one JSON object (on spans a block
+// held shows in its bytes in use), its whole length the result, cut to a short buffer.
+TEST(CApi, StatsJsonDescribesTheFamily) {
+    constexpr bool spans = std::is_same_v<sta::memory_pool::layout_policy, sta::layout::spans>;
+    void* p = sta_malloc(4000);
+    char buffer[8192];
+    const std::size_t length = sta_pool_stats_json(buffer, sizeof buffer);
+    ASSERT_LT(length, sizeof buffer);
+    EXPECT_EQ(std::strlen(buffer), length);
+    const char prefix[] = "{\"bytes\": {\"in_use\": ";
+    ASSERT_EQ(std::strncmp(buffer, prefix, sizeof prefix - 1), 0) << buffer;
+    EXPECT_EQ(buffer[length - 1], '}');
+    if (spans) {
+        EXPECT_GE(std::strtoull(buffer + sizeof prefix - 1, nullptr, 10), 4000u) << buffer;
+    }
+    char cut[8];
+    EXPECT_EQ(sta_pool_stats_json(cut, sizeof cut), length);
+    EXPECT_EQ(std::strlen(cut), sizeof cut - 1);
+    sta_free(p);
 }
 
 // Guards C linkage and use from a C translation unit (c_api_from_c.c returns the

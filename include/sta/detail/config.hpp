@@ -176,6 +176,9 @@
 #define STA_NOINLINE __attribute__((noinline))
 #define STA_FORCE_INLINE inline __attribute__((always_inline))
 #define STA_COLD __attribute__((cold, noinline))
+// A reader of another thread's data that it means to read while that thread writes it
+// (process_stats: a snapshot): ThreadSanitizer does not watch its reads.
+#define STA_RACY_READER __attribute__((no_sanitize("thread")))
 #if STA_POOL_CHECKS
 #define STA_ASSUME_BROKEN() __builtin_trap()
 #else
@@ -190,11 +193,13 @@
 #define STA_NOINLINE __declspec(noinline)
 #define STA_FORCE_INLINE __forceinline
 #define STA_COLD __declspec(noinline)
+#define STA_RACY_READER
 #define STA_ASSUME(c) __assume(c)
 #else
 #define STA_NOINLINE
 #define STA_FORCE_INLINE inline
 #define STA_COLD
+#define STA_RACY_READER
 #define STA_ASSUME(c) ((void)0)
 #endif
 

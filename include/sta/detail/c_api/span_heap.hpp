@@ -95,10 +95,12 @@ struct aligned_os_block {
         const std::size_t word = header_tag(p) ^ lead;
         std::memcpy(p - 16, &word, sizeof word);
         std::memcpy(p - 8, &bytes, sizeof bytes);
+        os_memory.big_taken(length); // a big block in process_stats
         return p;
     }
     static void free(void* p, std::size_t bytes) noexcept {
         const std::size_t lead = lead_of(p);
+        os_memory.big_freed(os_round_up(lead + bytes));
         os_unmap_pages(static_cast<std::byte*>(p) - lead, os_round_up(lead + bytes));
     }
 };

@@ -31,6 +31,10 @@ class win32_private_heap {
         return ::HeapReAlloc(handle_, 0, p, bytes);
     }
     bool holds_memory() const noexcept { return handle_ != nullptr; }
+    /// Not told by Windows' heaps: nothing (process_stats counts none of it).
+    thread_heap_stats stats() const noexcept { return {}; }
+    std::size_t bytes_mapped() const noexcept { return 0; }
+    std::size_t bytes_in_use() const noexcept { return 0; }
     void hand_over() noexcept {}
     /// Free memory back to the OS: the heap decommits what it can. Bytes given back are
     /// not told by Windows: 0.
@@ -53,6 +57,11 @@ class linux_private_heap {
     void free(void* p) noexcept { heap_.free(p); }
     void* realloc(void* p, std::size_t bytes) noexcept { return heap_.realloc(p, bytes); }
     bool holds_memory() const noexcept { return heap_.stats().chunks != 0; }
+    /// Walked: by the thread that holds the heap's state, or under a parked state's lock.
+    thread_heap_stats stats() const noexcept { return heap_.stats(); }
+    /// Snapshots any thread may read (thread_heap::bytes_mapped, bytes_in_use).
+    std::size_t bytes_mapped() const noexcept { return heap_.bytes_mapped(); }
+    std::size_t bytes_in_use() const noexcept { return heap_.bytes_in_use(); }
     void hand_over() noexcept { heap_.hand_over(); }
     /// The cached wholly free chunk back to the OS. The bytes given back.
     std::size_t trim() noexcept {

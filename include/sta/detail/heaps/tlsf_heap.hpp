@@ -148,6 +148,7 @@ class thread_heap {
         split(b, need);
         b->word2 = bytes;
         b->word3 = 0;
+        bytes_in_use_ += bytes;
         detail::hooks::region_handed_out(b->payload(), bytes);
         return b->payload();
     }
@@ -206,6 +207,7 @@ class thread_heap {
         else
             detail::hooks::region_released(b->payload() + bytes, old_bytes - bytes);
         b->word2 = bytes;
+        bytes_in_use_ += bytes - old_bytes; // modulo 2^64: a shrink subtracts
         split(b, need);
         return p;
     }
@@ -213,6 +215,16 @@ class thread_heap {
     /// The bytes the caller may use at p (its block's payload).
     [[nodiscard]] std::size_t usable_size(const void* p) const noexcept {
         return block_of(const_cast<void*>(p))->size() - header_bytes;
+    }
+
+    /// The bytes of the chunks mapped now, and the bytes callers asked for of the live
+    /// blocks: one integer each, which another thread may read as a snapshot while the
+    /// owner works (stats() walks the chunks: the owner's only).
+    [[nodiscard]] std::size_t bytes_mapped() const noexcept {
+        return bytes_mapped_;
+    }
+    [[nodiscard]] std::size_t bytes_in_use() const noexcept {
+        return bytes_in_use_;
     }
 
     [[nodiscard]] thread_heap_stats stats() const noexcept {
@@ -421,6 +433,7 @@ class thread_heap {
     /// Free a live block: merge with free neighbours; a wholly free chunk is cached
     /// (the first one) or unmapped.
     void release(block* b) noexcept {
+        bytes_in_use_ -= b->word2;
         detail::hooks::region_released(b->payload(), b->size() - header_bytes);
         b->set_size(b->size(), true);
         block* next = b->next_phys();
@@ -540,6 +553,7 @@ class thread_heap {
     chunk_header* spare_ = nullptr;
     std::size_t chunk_count_ = 0;
     std::size_t bytes_mapped_ = 0;
+    std::size_t bytes_in_use_ = 0; // the bytes callers asked for, live blocks summed
     std::uint64_t fl_bitmap_ = 0;
     std::uint32_t sl_bitmap_[fl_count] = {};
     block* heads_[fl_count][sl_count] = {};

@@ -33,6 +33,11 @@ struct one_owner_home {
     static void segment_mapped() noexcept {}
     static void heap_used() noexcept {}
     static checked_registry& registry() noexcept { return registry_of(state_); }
+    /// The one state, never parked: fn(State&, false).
+    template <class Fn>
+    static void for_each_state(Fn&& fn) noexcept {
+        fn(state_, false);
+    }
 
   private:
     static constinit inline State state_{};

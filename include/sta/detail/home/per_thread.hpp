@@ -46,6 +46,9 @@
 //   PH4 a state's `parked` is true exactly while it is on the parked list or being put
 //       there; it changes, and a parked state's lists change, only under its
 //       parked_lock.
+//   PH5 `all` lists every state made, newest first, through next_made, which never
+//       changes once the state is on it: a walk may read the list without the lock
+//       from a head read under it (process_stats).
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -82,9 +85,10 @@ struct thread_family {
     atomic<std::uint32_t> parked_seen{0};
     atomic<bool> parked_still_wait{false};
     atomic<std::uint32_t> parked_checked_ms{0};
-    spin_lock lock{};             // guards parked and made
+    spin_lock lock{};             // guards parked, made and all
     pool_state* parked = nullptr; // PH1, PH4
     std::size_t made = 0;         // PH3
+    pool_state* all = nullptr;    // PH5
 
     /// Does some parked state keep free memory for its delay? One relaxed load or two.
     bool parked_wait() const noexcept {
@@ -168,6 +172,8 @@ State* family_ops<State, Slow>::make(thread_family& f, const home_hooks& hooks) 
     s->home = &hooks;
     const spin_guard lock(f.lock);
     ++f.made;
+    s->next_made = f.all; // PH5
+    f.all = s;
     return s;
 }
 
@@ -326,6 +332,19 @@ struct per_thread_home {
     static void after_fork() noexcept { family_.lock.unlock(); }
 
     static thread_pools_stats stats() noexcept { return ops::stats(family_); }
+
+    /// Every state the family made (PH5), each with whether it is parked now:
+    /// fn(State&, bool parked). The caller reads another thread's state as a snapshot.
+    template <class Fn>
+    static void for_each_state(Fn&& fn) noexcept {
+        pool_state* head = nullptr;
+        {
+            const spin_guard lock(family_.lock);
+            head = family_.all;
+        }
+        for (pool_state* s = head; s != nullptr; s = s->next_made)
+            fn(static_cast<State&>(*s), s->parked.load(memory_order_acquire));
+    }
 
   private:
     using ops = family_ops<State, typename Engine::core::slow>;

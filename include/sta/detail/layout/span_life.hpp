@@ -199,6 +199,7 @@ struct span_life {
         }
         st.bytes_purged -= purged;
         os_memory.forget_purged(purged);
+        const spin_guard walking(st.walk_lock); // S14: to the unmap
         if (seg->newer != nullptr)
             seg->newer->older = seg->older;
         else

@@ -137,6 +137,8 @@
 //  S13 A state's outbox (pool/state.hpp) holds, in each way, a chain of `count` blocks
 //      of the way's owner, another state, fewer than batch_blocks, ending at its
 //      tail; `held` counts the blocks of every way. A parked state's outbox is empty.
+//  S14 `segments` changes, and a segment is unmapped, only under the state's walk_lock:
+//      a walk that holds it (process_stats) reads every segment on the list mapped.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -445,6 +447,9 @@ struct span_state : pool_state {
     /// document loaded; layout/spans.hpp, dense_enough_for_huge_pages).
     bool huge_pages_dense = default_huge_pages_dense;
     bool prefault = STA_POOL_PREFAULT != 0;
+    /// S14: held by whoever links a segment onto `segments` or unmaps one, and by a
+    /// walk of another thread's state (process_stats), which no segment leaves meanwhile.
+    spin_lock walk_lock;
 };
 
 } // namespace sta::detail

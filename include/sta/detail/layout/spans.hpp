@@ -630,6 +630,45 @@ struct span_slow {
         return taken - out > taken / 16;
     }
 
+    /// process_stats: what `st` holds in its spans, added to `out` (its class entries
+    /// need only blocks and blocks_free). Another thread's state is read while that
+    /// thread works on it: a snapshot, each field as it is at its read, so that a
+    /// window or a cursor read across a change counts nothing rather than nonsense; the
+    /// walk_lock keeps every segment on the list mapped (S14).
+    STA_RACY_READER static void add_process_stats(span_state& st, process_stats& out) noexcept {
+        const spin_guard walking(st.walk_lock);
+        out.bytes_given_back += st.bytes_given_back;
+        out.segments_unmapped += st.segments_unmapped;
+        out.bytes_retained += st.retained.held;
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older) {
+            ++out.segments;
+            for (const span& sp : seg->spans) {
+                const span_role role = sp.role;
+                if (role == span_role::clean || role == span_role::purged) {
+                    ++(role == span_role::clean ? out.spans_clean : out.spans_purged);
+                    out.bytes_clean += role == span_role::clean ? span_usable_bytes(&sp) : 0;
+                    continue;
+                }
+                const std::uint32_t slot = sp.slot, blocks = span_blocks(&sp), used = sp.used;
+                if (sp.capacity == 0 || slot >= class_slots || blocks > span_bytes)
+                    continue; // its role is changing
+                ++out.spans_in_use;
+                process_class_stats& c = out.classes[classes::ordinal_of_slot(slot)];
+                ++c.spans;
+                c.blocks += blocks;
+                c.blocks_free += used < blocks ? blocks - used : 0;
+            }
+        }
+        for (std::uint32_t n = 0; n < classes::count; ++n) { // a window's blocks are free (S4)
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            const std::byte *from = st.cursor[slot], *to = st.cursor_end[slot];
+            const std::size_t bumped = to > from && to - from <= std::ptrdiff_t{span_bytes}
+                                           ? (to - from) / steps[slot]
+                                           : 0;
+            out.classes[n].blocks_free += bits_set(st.bits[slot]) + bumped;
+        }
+    }
+
     /// The blocks the class's cursor holds (S5).
     static std::size_t cursor_blocks(const span_state& st, std::uint32_t slot) noexcept {
         return static_cast<std::size_t>(st.cursor_end[slot] - st.cursor[slot]) / steps[slot];
@@ -766,10 +805,13 @@ struct span_slow {
         seg->owner = &st; // S9
         seg->huge = huge;
         seg->bitmaps = bitmaps;
-        seg->older = st.segments;
-        if (st.segments != nullptr)
-            st.segments->newer = seg;
-        st.segments = seg;
+        {
+            const spin_guard walking(st.walk_lock); // S14
+            seg->older = st.segments;
+            if (st.segments != nullptr)
+                st.segments->newer = seg;
+            st.segments = seg;
+        }
         ++st.mappings;
         mark_pool_segment(seg);
         if constexpr (threaded)

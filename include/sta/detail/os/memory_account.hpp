@@ -47,6 +47,10 @@ struct memory_account {
     atomic<std::size_t> limit{0};   // MA2; 0: none
     atomic<std::size_t> refused{0}; // mappings and reuses refused for the limit, ever
     atomic<std::size_t> peak{0};    // the most held at once, as the account saw it
+    /// The big tier's blocks in use, each a mapping of its own (pool/next_tiers.hpp,
+    /// STA_POOL_BIG_FROM_OS): their pages and their count.
+    atomic<std::size_t> big_bytes{0};
+    atomic<std::size_t> big_blocks{0};
 
     std::size_t held() const noexcept {
         const std::size_t p = purged.load(memory_order_relaxed);
@@ -69,6 +73,16 @@ struct memory_account {
         return false;
     }
     void unmapped(std::size_t bytes) noexcept { mapped.fetch_sub(bytes, memory_order_relaxed); }
+
+    /// A big block of `bytes` (whole pages) handed out, freed, or resized by `delta`.
+    void big_taken(std::size_t bytes) noexcept {
+        big_bytes.fetch_add(bytes, memory_order_relaxed);
+        big_blocks.fetch_add(1, memory_order_relaxed);
+    }
+    void big_freed(std::size_t bytes) noexcept {
+        big_bytes.fetch_sub(bytes, memory_order_relaxed);
+        big_blocks.fetch_sub(1, memory_order_relaxed);
+    }
 
     /// A span's pages go back to the OS but stay mapped (or a fresh segment's, never
     /// touched).

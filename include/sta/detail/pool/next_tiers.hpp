@@ -182,24 +182,31 @@ struct next_tiers {
     static void* big_alloc(std::size_t bytes) noexcept {
         if constexpr (big_from_os) {
             const std::size_t length = os_round_up(bytes);
-            if constexpr (retains)
-                if (auto* const st = home::own()) {
-                    if (void* const p = st->retained.take(length))
-                        return p;
-                    if (void* const p = os_map_big_pages(length, big_huge_pages(*st)))
-                        return p;
-                    if (os_memory.limit.load(memory_order_relaxed) == 0)
-                        return nullptr;
-                    // The memory limit refused it (os/memory_account.hpp): what this
-                    // state and the parked ones hold free goes back, and once more.
-                    (void)Engine::core::trim(*st);
-                    (void)home::trim_parked();
-                    return os_map_big_pages(length, big_huge_pages(*st));
-                }
-            return os_map_big_pages(length, default_huge_pages_from != huge_pages_never);
+            void* const p = big_map(length);
+            if (p != nullptr)
+                os_memory.big_taken(length); // process_stats: the big blocks in use
+            return p;
         } else {
             return std::malloc(bytes);
         }
+    }
+    /// The pages of a big block: a kept mapping, or a new one.
+    static void* big_map(std::size_t length) noexcept {
+        if constexpr (retains)
+            if (auto* const st = home::own()) {
+                if (void* const p = st->retained.take(length))
+                    return p;
+                if (void* const p = os_map_big_pages(length, big_huge_pages(*st)))
+                    return p;
+                if (os_memory.limit.load(memory_order_relaxed) == 0)
+                    return nullptr;
+                // The memory limit refused it (os/memory_account.hpp): what this state
+                // and the parked ones hold free goes back, and once more.
+                (void)Engine::core::trim(*st);
+                (void)home::trim_parked();
+                return os_map_big_pages(length, big_huge_pages(*st));
+            }
+        return os_map_big_pages(length, default_huge_pages_from != huge_pages_never);
     }
     /// Big mappings of 2 MiB or more take huge pages (os_map_big_pages) unless the
     /// state's segments never do (set_huge_pages(false), STA_MALLOC_HUGE_PAGES=0).
@@ -212,6 +219,7 @@ struct next_tiers {
     }
     static void big_free(void* p, std::size_t bytes) noexcept {
         if constexpr (big_from_os) {
+            os_memory.big_freed(os_round_up(bytes));
             if constexpr (retains)
                 if (auto* const st = home::own())
                     if (const std::uint32_t now = os_now_ms();
@@ -231,19 +239,27 @@ struct next_tiers {
             const std::size_t from = os_round_up(old_bytes), to = os_round_up(bytes);
             if (from == to)
                 return p;
-            if constexpr (retains)
-                if (auto* const st = home::own()) {
-                    if (to > from && st->retained.grow_in_place(p, from, to))
-                        return p; // the kept pages that follow it
-                    if (to < from) {
-                        if (!st->retained.keep(static_cast<std::byte*>(p) + to, from - to,
-                                               os_now_ms()))
-                            os_unmap_pages(static_cast<std::byte*>(p) + to, from - to);
-                        return p;
-                    }
-                }
-            return os_remap_pages(p, from, to);
+            void* const q = big_resize(p, from, to);
+            if (q != nullptr) {
+                os_memory.big_freed(from);
+                os_memory.big_taken(to);
+            }
+            return q;
         }
+    }
+    /// The pages of a big block resized from `from` to `to` (whole pages, not equal).
+    static void* big_resize(void* p, std::size_t from, std::size_t to) noexcept {
+        if constexpr (retains)
+            if (auto* const st = home::own()) {
+                if (to > from && st->retained.grow_in_place(p, from, to))
+                    return p; // the kept pages that follow it
+                if (to < from) {
+                    if (!st->retained.keep(static_cast<std::byte*>(p) + to, from - to, os_now_ms()))
+                        os_unmap_pages(static_cast<std::byte*>(p) + to, from - to);
+                    return p;
+                }
+            }
+        return os_remap_pages(p, from, to);
     }
 
     static pool_state* owner_of(const void* p) noexcept {

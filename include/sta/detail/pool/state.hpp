@@ -176,6 +176,7 @@ struct pool_state {
     remote_inbox inbox;                // blocks freed by other threads
     remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
+    pool_state* next_made = nullptr;   // PH5: the family's list of every state made
     atomic<bool> parked{false};        // PH4: its thread ended, no thread adopted it since
     spin_lock parked_lock;             // PH4: held to change or drain a parked state
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
