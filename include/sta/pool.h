@@ -43,6 +43,12 @@
  *   sta_malloc_stats_json    the drop-in malloc's, defined by libsta_malloc.so only (a
  *                            program finds it at run time: dlsym(RTLD_DEFAULT, ...))
  *
+ * sta_malloc_option(name, old_value, new_value), libsta_malloc.so's only: one of its
+ * options read (into *old_value, when not NULL) and then set (to *new_value, when not
+ * NULL) while the program runs; 0, or EINVAL for an unknown name or a value out of range
+ * (nothing is set). docs/malloc.md ("Options") lists them: purge_delay_ms (-1: never),
+ * huge_pages (0, 1, 2: where dense), prefault, checks, retain_mib, limit_mib.
+ *
  * The rules are the pool's: on spans every thread has a pool of its own and may free
  * any block (one from another thread's pool goes back to it); on the shared cursor the
  * pool belongs to the first thread that called it (C++ or C). A checked build
@@ -93,6 +99,7 @@ size_t sta_usable_size(const void* p);
 size_t sta_good_size(size_t size);
 size_t sta_pool_stats_json(char* buffer, size_t size);
 size_t sta_malloc_stats_json(char* buffer, size_t size);
+int sta_malloc_option(const char* name, long long* old_value, const long long* new_value);
 
 #ifdef __cplusplus
 } /* extern "C" */

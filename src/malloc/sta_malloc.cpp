@@ -326,6 +326,124 @@ STA_EXPORT int malloc_trim(std::size_t pad) {
     return pool::trim() != 0 ? 1 : 0;
 }
 
+// ---- options while the program runs (docs/malloc.md, "Options") --------------------------
+
+namespace {
+
+/// The huge pages rule as the option's number: 0 none, 1 every segment, 2 where dense.
+long long huge_pages_option() noexcept {
+    const auto o = home::options_for_new();
+    return o.huge_pages_from == sta::detail::huge_pages_never ? 0
+           : o.huge_pages_dense || o.huge_pages_from != 0     ? 2
+                                                              : 1;
+}
+
+/// One option: its value now into *old_value, then `*new_value` set when given (checked
+/// first: EINVAL and nothing set when out of range). Those of every pool (purge delay,
+/// huge pages, prefault) are the calling thread's pool's and new pools' at once, and
+/// every other pool's at its next slow-path check (PH6).
+int option(const char* name, long long* old_value, const long long* new_value) noexcept {
+    using sta::detail::memory_order_relaxed;
+    const auto mib_option = [&](auto get, auto set) {
+        if (old_value != nullptr)
+            *old_value = static_cast<long long>(get() >> 20);
+        if (new_value == nullptr)
+            return 0;
+        if (*new_value < 0 || static_cast<unsigned long long>(*new_value) > (SIZE_MAX >> 20))
+            return EINVAL;
+        set(static_cast<std::size_t>(*new_value) << 20);
+        return 0;
+    };
+    const auto flag_option = [&](bool now, auto set) {
+        if (old_value != nullptr)
+            *old_value = now ? 1 : 0;
+        if (new_value == nullptr)
+            return 0;
+        if (*new_value != 0 && *new_value != 1)
+            return EINVAL;
+        set(*new_value == 1);
+        return 0;
+    };
+    if (std::strcmp(name, "purge_delay_ms") == 0) {
+        const std::uint32_t ms = home::options_for_new().purge_delay_ms;
+        if (old_value != nullptr)
+            *old_value = ms == pool::purge_never ? -1 : static_cast<long long>(ms);
+        if (new_value == nullptr)
+            return 0;
+        if (*new_value < -1 || *new_value >= static_cast<long long>(pool::purge_never))
+            return EINVAL;
+        pool::set_purge_delay(*new_value == -1 ? pool::purge_never
+                                               : static_cast<std::uint32_t>(*new_value));
+        home::options_changed();
+        return 0;
+    }
+    if (std::strcmp(name, "huge_pages") == 0) {
+        if (old_value != nullptr)
+            *old_value = huge_pages_option();
+        if (new_value == nullptr)
+            return 0;
+        if (*new_value < 0 || *new_value > 2)
+            return EINVAL;
+        if (*new_value == 2)
+            pool::set_huge_pages_where_dense();
+        else
+            pool::set_huge_pages(*new_value == 1);
+        home::options_changed();
+        return 0;
+    }
+    if (std::strcmp(name, "prefault") == 0)
+        return flag_option(home::options_for_new().prefault, [](bool on) {
+            pool::set_prefault(on);
+            home::options_changed();
+        });
+    if (std::strcmp(name, "checks") == 0)
+        return flag_option(sta::detail::c_release_checks,
+                           [](bool on) { sta::detail::c_release_checks = on; });
+    if (std::strcmp(name, "retain_mib") == 0)
+        return mib_option(
+            [] { return sta::detail::retained_limit_bytes.load(memory_order_relaxed); },
+            [](std::size_t bytes) {
+                sta::detail::retained_limit_bytes.store(bytes, memory_order_relaxed);
+            });
+    if (std::strcmp(name, "limit_mib") == 0)
+        return mib_option([] { return sta::detail::os_memory.limit.load(memory_order_relaxed); },
+                          [](std::size_t bytes) {
+                              sta::detail::os_memory.limit.store(bytes, memory_order_relaxed);
+                          });
+    return EINVAL;
+}
+
+} // namespace
+
+/// libsta_malloc.so's options, read and set while the program runs (sta/pool.h): 0, or
+/// EINVAL for an unknown name, a NULL name or a value out of range (nothing set).
+STA_EXPORT int sta_malloc_option(const char* name, long long* old_value,
+                                 const long long* new_value) {
+    return name != nullptr ? option(name, old_value, new_value) : EINVAL;
+}
+
+/// glibc's mallopt: M_CHECK_ACTION 0 turns the release checks off, any other value on;
+/// the tuning of glibc's arenas, mmap threshold, trim threshold, top pad and fastbins has
+/// no meaning here and is accepted unchanged (1); M_PERTURB, which would fill blocks, is
+/// not done (0), nor is a parameter glibc does not know (0).
+STA_EXPORT int mallopt(int param, int value) {
+    switch (param) {
+    case M_CHECK_ACTION:
+        sta::detail::c_release_checks = value != 0;
+        return 1;
+    case M_MXFAST:
+    case M_TRIM_THRESHOLD:
+    case M_TOP_PAD:
+    case M_MMAP_THRESHOLD:
+    case M_MMAP_MAX:
+    case M_ARENA_TEST:
+    case M_ARENA_MAX:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 // ---- glibc's introspection and the process's statistics (docs/malloc.md, "Statistics") --
 
 STA_EXPORT struct mallinfo2 mallinfo2() {

@@ -344,6 +344,120 @@ TEST(StaMalloc, UsableSizeOfNullIsZero) {
     EXPECT_EQ(malloc_usable_size(nullptr), 0u);
 }
 
+// ---- options while the program runs, mallopt ---------------------------------------
+
+} // namespace
+extern "C" int sta_malloc_option(const char* name, long long* old_value,
+                                 const long long* new_value);
+namespace {
+
+long long option_now(const char* name) {
+    long long value = -2;
+    EXPECT_EQ(sta_malloc_option(name, &value, nullptr), 0) << name;
+    return value;
+}
+void set_option(const char* name, long long value) {
+    ASSERT_EQ(sta_malloc_option(name, nullptr, &value), 0) << name << " " << value;
+}
+
+// Each option reads back what was set; an unknown name, NULL and a value out of range
+// are refused with EINVAL and change nothing; the old value comes back with the set.
+TEST(StaMallocOptions, EachOptionReadsBackWhatWasSet) {
+    const struct {
+        const char* name;
+        long long value, bad;
+    } options[] = {{"purge_delay_ms", 250, -2}, {"purge_delay_ms", -1, -5}, {"huge_pages", 0, 3},
+                   {"huge_pages", 1, -1},       {"prefault", 1, 2},         {"checks", 0, 7},
+                   {"retain_mib", 16, -1},      {"limit_mib", 4096, -3}};
+    for (const auto& o : options) {
+        const long long before = option_now(o.name);
+        long long old = -9;
+        ASSERT_EQ(sta_malloc_option(o.name, &old, &o.value), 0) << o.name;
+        EXPECT_EQ(old, before) << o.name;
+        EXPECT_EQ(option_now(o.name), o.value) << o.name;
+        EXPECT_EQ(sta_malloc_option(o.name, nullptr, &o.bad), EINVAL) << o.name;
+        EXPECT_EQ(option_now(o.name), o.value) << o.name << ": a refused value changed it";
+        set_option(o.name, before);
+    }
+    long long value = 1;
+    EXPECT_EQ(sta_malloc_option("no_such_option", &value, nullptr), EINVAL);
+    EXPECT_EQ(sta_malloc_option(nullptr, &value, nullptr), EINVAL);
+    EXPECT_EQ(option_now("huge_pages"), 2) << "the default: where they pay";
+}
+
+// limit_mib set while running: a request past it fails with ENOMEM, and succeeds once
+// the limit is lifted.
+TEST(StaMallocOptions, ALimitSetWhileRunningRefusesAtOnce) {
+    const long long before = option_now("limit_mib");
+    set_option("limit_mib", 1);
+    errno = 0;
+    EXPECT_EQ(malloc_fn(std::size_t{8} << 20), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    set_option("limit_mib", before);
+    void* p = malloc_fn(std::size_t{8} << 20);
+    EXPECT_NE(p, nullptr);
+    std::free(p);
+}
+
+// The purge delay set by one thread reaches another thread's running pool: that thread
+// kept its clean spans under `never`, and gives them back at its next slow-path check
+// once the delay is 0.
+TEST(StaMallocOptions, APurgeDelayReachesAnotherThreadsPool) {
+    using sized_json = std::size_t (*)(char*, std::size_t);
+    const auto json = reinterpret_cast<sized_json>(dlsym(RTLD_DEFAULT, "sta_malloc_stats_json"));
+    ASSERT_NE(json, nullptr);
+    const auto clean_bytes = [&] {
+        static char text[65536];
+        json(text, sizeof text);
+        const char* at = std::strstr(text, "\"clean\": ");
+        return at != nullptr ? std::strtoull(at + 9, nullptr, 10) : 0ull;
+    };
+    const long long before = option_now("purge_delay_ms");
+    set_option("purge_delay_ms", -1);
+    std::atomic<int> step{0};
+    std::thread worker([&] {
+        std::vector<void*> blocks;
+        for (int i = 0; i < 40000; ++i)
+            blocks.push_back(malloc_fn(256));
+        for (void* p : blocks)
+            std::free(p);
+        step = 1;
+        while (step != 2)
+            std::this_thread::yield();
+        for (int i = 0; i < 20000; ++i) // slow-path checks: refills, flushes
+            std::free(malloc_fn(64 + i % 512));
+        step = 3;
+        while (step != 4)
+            std::this_thread::yield();
+    });
+    while (step != 1)
+        std::this_thread::yield();
+    const unsigned long long kept = clean_bytes();
+    EXPECT_GE(kept, std::size_t{4} << 20) << "never: the worker's clean spans stay";
+    set_option("purge_delay_ms", 0);
+    step = 2;
+    while (step != 3)
+        std::this_thread::yield();
+    const unsigned long long after = clean_bytes();
+    step = 4;
+    worker.join();
+    set_option("purge_delay_ms", before);
+    EXPECT_LT(after, kept / 4) << "the worker took the new delay and gave its spans back";
+}
+
+// mallopt: M_CHECK_ACTION turns the release checks off and on; glibc's tuning of its
+// arenas is accepted and changes nothing; M_PERTURB is not done.
+TEST(StaMallocOptions, MalloptMapsWhatHasAMeaningHere) {
+    EXPECT_EQ(mallopt(M_CHECK_ACTION, 0), 1);
+    EXPECT_EQ(option_now("checks"), 0);
+    EXPECT_EQ(mallopt(M_CHECK_ACTION, 3), 1);
+    EXPECT_EQ(option_now("checks"), 1);
+    EXPECT_EQ(mallopt(M_ARENA_MAX, 2), 1);
+    EXPECT_EQ(mallopt(M_MMAP_THRESHOLD, 1 << 20), 1);
+    EXPECT_EQ(mallopt(M_PERTURB, 0x5a), 0);
+    EXPECT_EQ(mallopt(12345, 1), 0);
+}
+
 // ---- C23's sized frees, malloc_good_size ------------------------------------------
 
 } // namespace

@@ -49,6 +49,10 @@
 //   PH5 `all` lists every state made, newest first, through next_made, which never
 //       changes once the state is on it: a walk may read the list without the lock
 //       from a head read under it (process_stats).
+//   PH6 a state whose options_epoch is the family's has its options (purge delay, huge
+//       pages, prefault): a state made takes them; one that is behind takes them at its
+//       next slow-path check (the layout's give_back_due), or when a walk of the
+//       parked states meets it.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -78,6 +82,8 @@ struct thread_family {
     atomic<bool> huge_pages_dense_for_new{default_huge_pages_dense};
     atomic<bool> prefault_for_new;
     atomic<std::uint32_t> purge_delay_for_new{default_purge_delay_ms};
+    /// PH6: counts changes of the options above that every state takes, not only new ones.
+    atomic<std::uint32_t> options_epoch{0};
     /// Parked states that keep memory for its delay (give_back_parked): notes made, the
     /// notes the last walk saw, whether a state still waited after it, and when it ran.
     static constexpr std::uint32_t parked_check_ms = 10;
@@ -125,6 +131,8 @@ struct family_ops {
     /// pages. The bytes given back.
     static std::size_t trim_parked(thread_family& f) noexcept;
     static thread_pools_stats stats(thread_family& f) noexcept;
+    /// PH6: `s` takes the family's options if they changed since it last did.
+    static void take_options(thread_family& f, State& s) noexcept;
 
   private:
     /// A new state in memory of its own from the OS, counted in made (PH3).
@@ -169,6 +177,7 @@ State* family_ops<State, Slow>::make(thread_family& f, const home_hooks& hooks) 
     s->huge_pages_dense = f.huge_pages_dense_for_new.load(memory_order_relaxed);
     s->prefault = f.prefault_for_new.load(memory_order_relaxed);
     s->purge.set_base(f.purge_delay_for_new.load(memory_order_relaxed));
+    s->options_epoch = f.options_epoch.load(memory_order_relaxed); // PH6
     s->home = &hooks;
     const spin_guard lock(f.lock);
     ++f.made;
@@ -217,6 +226,7 @@ void family_ops<State, Slow>::give_back_parked(thread_family& f, std::uint32_t n
         for (pool_state* p = f.parked; p != nullptr; p = p->next_parked) {
             State& s = static_cast<State&>(*p);
             const spin_guard held(s.parked_lock);
+            take_options(f, s);
             Slow::give_back_due(s, now);
             s.heap.hand_over();
             still = still || Slow::waits(s);
@@ -247,6 +257,20 @@ thread_pools_stats family_ops<State, Slow>::stats(thread_family& f) noexcept {
         ++out.pools_parked;
     out.segments_mapped = f.segments.load(memory_order_relaxed);
     return out;
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::take_options(thread_family& f, State& s) noexcept {
+    const std::uint32_t epoch = f.options_epoch.load(memory_order_acquire);
+    if (s.options_epoch == epoch)
+        return;
+    s.options_epoch = epoch;
+    if (const std::uint32_t ms = f.purge_delay_for_new.load(memory_order_relaxed);
+        ms != s.purge.base_ms)
+        s.purge.set_base(ms);
+    s.huge_pages_from = f.huge_pages_for_new.load(memory_order_relaxed);
+    s.huge_pages_dense = f.huge_pages_dense_for_new.load(memory_order_relaxed);
+    s.prefault = f.prefault_for_new.load(memory_order_relaxed);
 }
 
 template <class State, class Slow>
@@ -319,6 +343,27 @@ struct per_thread_home {
             ops::drain_parked(family_, static_cast<State&>(owner));
     }
     static bool parked_wait() noexcept { return family_.parked_wait(); }
+    /// PH6: the options for new states are every state's now: each takes them at its
+    /// next slow-path check.
+    static void options_changed() noexcept {
+        family_.options_epoch.fetch_add(1, memory_order_release);
+    }
+    static void take_options(pool_state& s) noexcept {
+        ops::take_options(family_, static_cast<State&>(s));
+    }
+    /// The options states are made with (and take, PH6).
+    struct options {
+        std::uint32_t purge_delay_ms;
+        std::uint32_t huge_pages_from;
+        bool huge_pages_dense;
+        bool prefault;
+    };
+    static options options_for_new() noexcept {
+        return {family_.purge_delay_for_new.load(memory_order_relaxed),
+                family_.huge_pages_for_new.load(memory_order_relaxed),
+                family_.huge_pages_dense_for_new.load(memory_order_relaxed),
+                family_.prefault_for_new.load(memory_order_relaxed)};
+    }
     static void give_back_parked(std::uint32_t now) noexcept {
         ops::give_back_parked(family_, now);
     }
@@ -372,8 +417,8 @@ struct per_thread_home {
         ops::park(family_, *s);
     }
 
-    static constexpr home_hooks hooks_{&parked_wait, &give_back_parked, &sent_home,
-                                       &segment_mapped};
+    static constexpr home_hooks hooks_{&parked_wait, &give_back_parked, &sent_home, &segment_mapped,
+                                       &take_options};
     static constinit inline State idle_{}; // PH2
     /// The calling thread's state (PH1): reads idle_ until the thread adopts one, and its
     /// thread's end parks it (os/thread_slot.hpp).

@@ -419,6 +419,8 @@ struct span_slow {
     /// big blocks' retained mappings; and, for a per-thread family, what parked states
     /// kept (home/per_thread.hpp). The clock is read only when something waits.
     static void give_back_due(span_state& st) noexcept {
+        if constexpr (threaded)
+            st.home->take_options(st); // PH6: options set since, for every pool
         const bool own = waits(st);
         bool parked = false;
         if constexpr (threaded)

@@ -153,6 +153,10 @@ struct home_hooks {
     void (*sent_home)(pool_state& owner) noexcept;
     /// The state mapped a segment (the family's count freezes its page size).
     void (*segment_mapped)() noexcept;
+    /// The state takes the family's options (purge delay, huge pages, prefault) if they
+    /// changed since it last did (pool_state::options_epoch; the drop-in's
+    /// sta_malloc_option): called on its slow-path checks.
+    void (*take_options)(pool_state& state) noexcept;
 };
 
 struct pool_state {
@@ -177,6 +181,7 @@ struct pool_state {
     remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
     pool_state* next_made = nullptr;   // PH5: the family's list of every state made
+    std::uint32_t options_epoch = 0;   // PH6: the family's options it took last
     atomic<bool> parked{false};        // PH4: its thread ended, no thread adopted it since
     spin_lock parked_lock;             // PH4: held to change or drain a parked state
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
