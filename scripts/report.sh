@@ -440,6 +440,21 @@ if ! ROUNDS="$memory_back_rounds" MIB="$memory_back_mib" JSONL="$out/memory_back
     die "the memory given back failed (see $log)"
 fi
 
+# The heap map (issue 42): a heap aged in waves (bench/programs/lived_heap_map.c), what is
+# resident under glibc, every peer and libsta_malloc.so, and libsta_malloc's spans at that
+# moment, drawn into docs/heap_map.svg (bench/programs/run_heap_map.py; about 10 s).
+if ! command -v cc >/dev/null; then
+    missing heap_map "no C compiler (cc)"
+else
+    say "the heap map: a heap that has lived, under every allocator"
+    log="$out/heap_map.log"
+    if ! python3 -B bench/programs/run_heap_map.py \
+        --lib "$PWD/build/bench/src/malloc/libsta_malloc.so" --out "$out" 2>"$log"; then
+        tail -n 10 "$log" >&2
+        die "the heap map failed (see $log)"
+    fi
+fi
+
 # The field suite (issue 39): mimalloc-bench's programs from ../shared/field-suite (or
 # STA_FIELD_SUITE), built once into build/field-suite, on glibc, the peers and
 # libsta_malloc.so (LD_PRELOAD), rounds interleaved: bench/programs/run_field_suite.py.
@@ -513,7 +528,7 @@ else
     wine --version >"$out/wine.version"
 fi
 
-say "report: docs/benchmarks.md, docs/benchmarks.svg"
+say "report: docs/benchmarks.md, docs/benchmarks.svg, docs/heap_map.svg"
 python3 scripts/report.py "$out" --docs docs "${skips[@]}" ||
     die "scripts/report.py failed (the reason is above); docs/ is unchanged"
 
@@ -521,4 +536,4 @@ echo >&2
 if ((${#skips[@]})); then
     echo "skipped, as docs/benchmarks.md says: ${!absent[*]}" >&2
 fi
-echo "written: docs/benchmarks.md, docs/benchmarks.svg (raw results in $out)" >&2
+echo "written: docs/benchmarks.md, docs/benchmarks.svg, docs/heap_map.svg (raw results in $out)" >&2

@@ -416,6 +416,21 @@ class basic_memory_pool {
         return out;
     }
 
+    /// Span layout: every segment of every pool of the family, as process_stats walks
+    /// them: fn(pool, parked, base, huge, spans) — `pool` numbers the pools in the
+    /// family's list (newest first), `spans` the segment's 32 span views (span_view in
+    /// detail/layout/spans.hpp). What the heap map draws (sta/stats_json.hpp).
+    template <class Fn>
+    static void visit_segments(Fn&& fn) noexcept requires std::is_same_v<Layout, layout::spans> {
+        std::size_t pool = 0;
+        engine::home::for_each_state([&](auto& st, bool parked) {
+            core::walk_segments(st, [&](const void* base, bool huge, const auto* spans) {
+                fn(pool, parked, base, huge, spans);
+            });
+            ++pool;
+        });
+    }
+
     /// What the pool holds now (per-thread pools: the calling thread's). Walks the free
     /// lists: O(free blocks), not for hot loops.
     static pool_stats stats() noexcept {

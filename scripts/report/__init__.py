@@ -29,8 +29,8 @@ from .core import (LAYOUT_TEXT, LAYOUTS, MAIN_GROUPS, PRELOAD_PEERS, ReportError
                    Verdict, best, check, pretty, render_main, render_targets)
 from .machine import machine
 from .sections import (bstr, callgrind, clients, cold, extras, field_suite, get_paths,
-                       layouts, memory, memory_back, phase, programs, scale, scenarios, seed,
-                       threads, toolkit, traversal, waves, wine)
+                       heap_map, layouts, memory, memory_back, phase, programs, scale,
+                       scenarios, seed, threads, toolkit, traversal, waves, wine)
 
 # The sections, in the order the report shows them (and loads and checks them).
 SECTIONS = [
@@ -52,6 +52,7 @@ SECTIONS = [
     programs,
     toolkit,
     memory_back,
+    heap_map,
     field_suite,
     wine,
 ]
@@ -188,4 +189,8 @@ def main(argv=None):
         f.write(render_report(data, rows, verdicts, machine(args.results), now, other))
     with open(os.path.join(args.docs, "benchmarks.svg"), "w") as f:
         f.write(get_paths.svg_chart(data))
+    heap_map_svg = heap_map.svg(data)
+    if heap_map_svg is not None:
+        with open(os.path.join(args.docs, heap_map.SVG_NAME), "w") as f:
+            f.write(heap_map_svg)
     return 0

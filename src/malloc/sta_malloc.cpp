@@ -163,14 +163,44 @@ struct json_text {
     }
 };
 
+/// The statistics with the heap's spans (sta_malloc_stats_json_spans) in pages of their
+/// own from the OS, unmapped when done: their length grows with the heap.
+struct json_spans_text {
+    char* text = nullptr;
+    std::size_t length = 0, mapped = 0;
+    json_spans_text() noexcept {
+        for (int attempt = 0; attempt < 4; ++attempt) { // the heap may grow between
+            const std::size_t need = sta::write_json_with_spans<pool>(text, mapped);
+            if (need < mapped) {
+                length = need;
+                return;
+            }
+            if (text != nullptr)
+                sta::detail::os_unmap_pages(text, mapped);
+            mapped = sta::detail::os_round_up(need + need / 4 + 1);
+            text = static_cast<char*>(sta::detail::os_map_pages(mapped));
+            if (text == nullptr) {
+                mapped = 0;
+                return;
+            }
+        }
+    }
+    ~json_spans_text() {
+        if (text != nullptr)
+            sta::detail::os_unmap_pages(text, mapped);
+    }
+    json_spans_text(const json_spans_text&) = delete;
+    json_spans_text& operator=(const json_spans_text&) = delete;
+};
+
 /// STA_MALLOC_STATS=1: one line on stderr at exit — the pools made and parked, the
 /// segments mapped, and the exiting thread's pool: bytes in use, mapped, resident and
 /// given back to the OS. STA_MALLOC_STATS=json: the process's statistics as one JSON
-/// object (sta_malloc_stats_json), on stderr or into STA_MALLOC_STATS_FILE.
-__attribute__((destructor)) void print_stats_at_exit() {
+/// object (sta_malloc_stats_json), on stderr or into STA_MALLOC_STATS_FILE; json-spans:
+/// with the heap's spans (sta_malloc_stats_json_spans), what scripts/heap_map.py draws.
+__attribute__((destructor)) void print_stats_at_exit() noexcept {
     const char* const mode = std::getenv("STA_MALLOC_STATS");
-    if (mode != nullptr && std::strcmp(mode, "json") == 0) {
-        const json_text json;
+    const auto emit = [](const char* text, std::size_t length) noexcept {
         const char* const path = std::getenv("STA_MALLOC_STATS_FILE");
         const int fd = path != nullptr && *path != '\0'
                            ? ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
@@ -179,10 +209,20 @@ __attribute__((destructor)) void print_stats_at_exit() {
             say("sta_malloc: STA_MALLOC_STATS_FILE=%.200s cannot be written\n", path);
             return;
         }
-        write_all(fd, json.text, json.length);
+        write_all(fd, text, length);
         write_all(fd, "\n", 1);
         if (fd != 2)
             ::close(fd);
+    };
+    if (mode != nullptr && std::strcmp(mode, "json-spans") == 0) {
+        const json_spans_text json;
+        if (json.text != nullptr)
+            emit(json.text, json.length);
+        return;
+    }
+    if (mode != nullptr && std::strcmp(mode, "json") == 0) {
+        const json_text json;
+        emit(json.text, json.length);
         return;
     }
     if (!option_on("STA_MALLOC_STATS"))
@@ -534,6 +574,11 @@ STA_EXPORT int malloc_info(int options, FILE* out) {
 /// so that a result >= size asks for a larger buffer.
 STA_EXPORT std::size_t sta_malloc_stats_json(char* buffer, std::size_t size) {
     return sta::write_json(pool::process_stats(), buffer, size);
+}
+/// The same object with one more member, the heap's spans (sta/stats_json.hpp,
+/// write_json_with_spans): what scripts/heap_map.py draws.
+STA_EXPORT std::size_t sta_malloc_stats_json_spans(char* buffer, std::size_t size) {
+    return sta::write_json_with_spans<pool>(buffer, size);
 }
 
 #define STA_EXPORT_CXX __attribute__((visibility("default")))

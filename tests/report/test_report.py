@@ -91,15 +91,18 @@ import json
 import os
 import shutil
 import sys
+import subprocess
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import report  # noqa: E402
 from report import core  # noqa: E402
-from report.sections import field_suite, memory_back, toolkit, traversal, waves  # noqa: E402
+from report import heap_map_svg  # noqa: E402
+from report.sections import field_suite, heap_map, memory_back, toolkit, traversal, waves  # noqa: E402,E501
 from report.sections import programs as program_section  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixture")
@@ -1220,3 +1223,81 @@ class Report(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HeapMap(unittest.TestCase):
+    """The heap map (issue 42): the renderer, the section and the command on a real run of
+    bench/programs/run_heap_map.py (heap_map.jsonl: every allocator; heap_map_spans.json:
+    its real figures and four of its 32 segments, one with plain pages)."""
+
+    def spans(self):
+        with open(os.path.join(FIXTURE, "heap_map_spans.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def test_renders_a_cell_a_span_coloured_by_role_and_fullness(self):
+        stats = self.spans()
+        root = ElementTree.fromstring(heap_map_svg.render(stats, "fixture"))
+        cells = [e for e in root.iter() if e.get("class") == "span"]
+        self.assertEqual(len(cells), 32 * len(stats["heap"]))
+        kinds = [span[0] for seg in stats["heap"] for span in seg["spans"]]
+        for cell, kind in zip(cells, kinds):
+            if kind == "c":
+                self.assertEqual(cell.get("fill"), heap_map_svg.CLEAN)
+            elif kind == "p":
+                self.assertEqual((cell.get("fill"), cell.get("stroke")),
+                                 (heap_map_svg.PURGED, "#999999"))
+            else:
+                self.assertTrue(cell.get("fill").startswith("hsl("))
+        self.assertIn("c", kinds)
+        self.assertIn("p", kinds)
+        self.assertIn("u", kinds)
+        # a full span is deeper than a sparse one of its class; classes differ in hue
+        full, sparse = heap_map_svg.span_fill(["u", 64, 100, 0]), \
+            heap_map_svg.span_fill(["u", 64, 100, 90])
+        self.assertLess(int(full.split(",")[2].rstrip("%)")),
+                        int(sparse.split(",")[2].rstrip("%)")))
+        self.assertNotEqual(heap_map_svg.class_hue(16), heap_map_svg.class_hue(2048))
+        self.assertIn("huge", ElementTree.tostring(root, encoding="unicode"))
+
+    def test_statistics_without_spans_are_refused(self):
+        with self.assertRaises(heap_map_svg.HeapMapError):
+            heap_map_svg.render({"bytes": {"in_use": 1}})
+        with self.assertRaises(heap_map_svg.HeapMapError):
+            heap_map_svg.render({"heap": [{"pool": 0, "spans": [["c"]] * 31}]})
+
+    def test_the_section_shows_the_map_beside_every_allocator(self):
+        data = core.Results(SKIPS)
+        heap_map.load(data, FIXTURE)
+        self.assertEqual(heap_map.complete(data), [])
+        self.assertEqual(data.heap_map[core.STA_MALLOC_ROW]["rss_kib"], 69876)
+        text = "\n".join(heap_map.render(data))
+        self.assertIn(f"]({heap_map.SVG_NAME})", text)
+        # resident MiB, and over the least of the allocators shown (glibc's here)
+        self.assertIn("| glibc malloc | 52.5 | 52.1 | 1.00× | 37.4 | 11.4 | 48.9 |", text)
+        self.assertIn(f"| {core.pretty(core.STA_MALLOC_ROW)} | 68.2 | 67.9 | 1.30× | 38.5 |",
+                      text)
+        self.assertTrue(heap_map.svg(data).startswith("<svg"))
+
+    def test_a_spans_file_without_the_heap_fails_the_section(self):
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(os.path.join(FIXTURE, "heap_map.jsonl"), folder)
+            with open(os.path.join(folder, "heap_map_spans.json"), "w") as f:
+                json.dump({"bytes": {}}, f)
+            with self.assertRaises(core.ReportError):
+                heap_map.load(core.Results(SKIPS), folder)
+
+    def test_the_command_writes_the_picture(self):
+        script = os.path.join(HERE, "..", "..", "scripts", "heap_map.py")
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "map.svg")
+            ok = subprocess.run([sys.executable, "-B", script,
+                                 os.path.join(FIXTURE, "heap_map_spans.json"), "-o", out],
+                                capture_output=True, text=True, check=False)
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            ElementTree.parse(out)
+            bad = subprocess.run([sys.executable, "-B", script,
+                                  os.path.join(FIXTURE, "heap_map.jsonl")],
+                                 capture_output=True, text=True, check=False)
+            self.assertEqual(bad.returncode, 1)
+            self.assertIn("heap_map.py:", bad.stderr)
+

@@ -632,36 +632,67 @@ struct span_slow {
         return taken - out > taken / 16;
     }
 
-    /// process_stats: what `st` holds in its spans, added to `out` (its class entries
-    /// need only blocks and blocks_free). Another thread's state is read while that
-    /// thread works on it: a snapshot, each field as it is at its read, so that a
-    /// window or a cursor read across a change counts nothing rather than nonsense; the
-    /// walk_lock keeps every segment on the list mapped (S14).
-    STA_RACY_READER static void add_process_stats(span_state& st, process_stats& out) noexcept {
+    /// A span as a walk of another thread's state reads it (process_stats, the heap map):
+    /// its role and usable bytes, and for one serving a class its slot, its blocks and
+    /// those free in its bitmap. Each field is read as it is at its read: one whose role
+    /// is changing under the read is `changing`, and counts nowhere.
+    struct span_view {
+        enum kind : std::uint8_t { clean, purged, in_use, changing } what;
+        std::uint32_t slot, blocks, blocks_free;
+        std::size_t usable;
+    };
+    STA_RACY_READER static span_view read_span(const span& sp) noexcept {
+        const span_role role = sp.role;
+        const std::size_t usable = span_usable_bytes(&sp);
+        if (role == span_role::clean || role == span_role::purged)
+            return {role == span_role::clean ? span_view::clean : span_view::purged, 0, 0, 0,
+                    usable};
+        const std::uint32_t slot = sp.slot, blocks = span_blocks(&sp), used = sp.used;
+        if (sp.capacity == 0 || slot >= class_slots || blocks > span_bytes)
+            return {span_view::changing, 0, 0, 0, usable};
+        return {span_view::in_use, slot, blocks, used < blocks ? blocks - used : 0, usable};
+    }
+    /// Every segment of `st`, newest first, as fn(segment base, huge, span_view[32]),
+    /// under its walk_lock: none is unmapped meanwhile (S14). Another thread's state is
+    /// read while that thread works on it: a snapshot.
+    template <class Fn>
+    static void walk_segments(span_state& st, Fn&& fn) noexcept {
         const spin_guard walking(st.walk_lock);
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older) {
+            span_view views[spans_per_segment];
+            for (std::uint32_t k = 0; k < spans_per_segment; ++k)
+                views[k] = read_span(seg->spans[k]);
+            fn(static_cast<const void*>(seg), read_huge(*seg), views);
+        }
+    }
+    STA_RACY_READER static bool read_huge(const segment& seg) noexcept { return seg.huge; }
+
+    /// process_stats: what `st` holds in its spans, added to `out` (its class entries
+    /// need only blocks and blocks_free; blocks of a class's window and cursor, read
+    /// as they are, count free: S4).
+    STA_RACY_READER static void add_process_stats(span_state& st, process_stats& out) noexcept {
         out.bytes_given_back += st.bytes_given_back;
         out.segments_unmapped += st.segments_unmapped;
         out.bytes_retained += st.retained.held;
-        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older) {
+        walk_segments(st, [&out](const void*, bool, const span_view* views) {
             ++out.segments;
-            for (const span& sp : seg->spans) {
-                const span_role role = sp.role;
-                if (role == span_role::clean || role == span_role::purged) {
-                    ++(role == span_role::clean ? out.spans_clean : out.spans_purged);
-                    out.bytes_clean += role == span_role::clean ? span_usable_bytes(&sp) : 0;
-                    continue;
+            for (std::uint32_t k = 0; k < spans_per_segment; ++k) {
+                const span_view& v = views[k];
+                if (v.what == span_view::clean) {
+                    ++out.spans_clean;
+                    out.bytes_clean += v.usable;
+                } else if (v.what == span_view::purged) {
+                    ++out.spans_purged;
+                } else if (v.what == span_view::in_use) {
+                    ++out.spans_in_use;
+                    process_class_stats& c = out.classes[classes::ordinal_of_slot(v.slot)];
+                    ++c.spans;
+                    c.blocks += v.blocks;
+                    c.blocks_free += v.blocks_free;
                 }
-                const std::uint32_t slot = sp.slot, blocks = span_blocks(&sp), used = sp.used;
-                if (sp.capacity == 0 || slot >= class_slots || blocks > span_bytes)
-                    continue; // its role is changing
-                ++out.spans_in_use;
-                process_class_stats& c = out.classes[classes::ordinal_of_slot(slot)];
-                ++c.spans;
-                c.blocks += blocks;
-                c.blocks_free += used < blocks ? blocks - used : 0;
             }
-        }
-        for (std::uint32_t n = 0; n < classes::count; ++n) { // a window's blocks are free (S4)
+        });
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
             const std::uint32_t slot = classes::slot_of_ordinal(n);
             const std::byte *from = st.cursor[slot], *to = st.cursor_end[slot];
             const std::size_t bumped = to > from && to - from <= std::ptrdiff_t{span_bytes}
