@@ -17,24 +17,42 @@
 namespace sta::detail {
 
 #if defined(_WIN32)
-/// The Windows private heap: HeapCreate(HEAP_NO_SERIALIZE), made on first use.
+/// The Windows private heap: HeapCreate(HEAP_NO_SERIALIZE), made on first use. It counts
+/// the bytes of its live blocks (HeapSize: the size asked) for process_stats.
 class win32_private_heap {
   public:
     void* alloc(std::size_t bytes) noexcept {
         if (handle_ == nullptr && (handle_ = ::HeapCreate(HEAP_NO_SERIALIZE, 0, 0)) == nullptr)
             return nullptr;
-        return ::HeapAlloc(handle_, 0, bytes);
+        void* const p = ::HeapAlloc(handle_, 0, bytes);
+        if (p != nullptr)
+            bytes_in_use_ += bytes;
+        return p;
     }
-    void free(void* p, std::size_t) noexcept { ::HeapFree(handle_, 0, p); }
-    void free(void* p) noexcept { ::HeapFree(handle_, 0, p); }
+    void free(void* p, std::size_t) noexcept { free(p); }
+    void free(void* p) noexcept {
+        if (p == nullptr)
+            return;
+        bytes_in_use_ -= ::HeapSize(handle_, 0, p);
+        ::HeapFree(handle_, 0, p);
+    }
     void* realloc(void* p, std::size_t bytes) noexcept {
-        return ::HeapReAlloc(handle_, 0, p, bytes);
+        const std::size_t old = ::HeapSize(handle_, 0, p);
+        void* const q = ::HeapReAlloc(handle_, 0, p, bytes);
+        if (q != nullptr)
+            bytes_in_use_ += bytes - old; // modulo 2^64: a shrink subtracts
+        return q;
     }
     bool holds_memory() const noexcept { return handle_ != nullptr; }
-    /// Not told by Windows' heaps: nothing (process_stats counts none of it).
-    thread_heap_stats stats() const noexcept { return {}; }
+    /// Windows does not tell a heap's free space: the bytes in use only.
+    thread_heap_stats stats() const noexcept {
+        thread_heap_stats s;
+        s.bytes_in_use = bytes_in_use_;
+        return s;
+    }
     std::size_t bytes_mapped() const noexcept { return 0; }
-    std::size_t bytes_in_use() const noexcept { return 0; }
+    /// A snapshot any thread may read.
+    std::size_t bytes_in_use() const noexcept { return bytes_in_use_; }
     void hand_over() noexcept {}
     /// Free memory back to the OS: the heap decommits what it can. Bytes given back are
     /// not told by Windows: 0.
@@ -46,6 +64,7 @@ class win32_private_heap {
 
   private:
     HANDLE handle_ = nullptr;
+    std::size_t bytes_in_use_ = 0;
 };
 using private_heap = win32_private_heap;
 #else
