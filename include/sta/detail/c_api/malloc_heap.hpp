@@ -51,14 +51,16 @@ struct malloc_heap {
     /// Alignments up to this much come from a pooled class (the table above).
     static constexpr std::size_t pooled_align_max = 4096;
 
-    /// 0 bytes take 1 (glibc's malloc(0) is a pointer to free) off the fast path.
-    static void* malloc(std::size_t bytes) noexcept {
+    /// 0 bytes take 1 (glibc's malloc(0) is a pointer to free) off the fast path. malloc
+    /// and free are forced inline, as c_span_heap's (its comment says why); the rest of
+    /// malloc is out of line, so that the inline part saves no register.
+    STA_FORCE_INLINE static void* malloc(std::size_t bytes) noexcept {
         if (bytes - 1 < span_heap::fast_limit) [[likely]]
             return span_heap::malloc(bytes);
-        return span_heap::malloc(at_least_one(bytes));
+        return malloc_off_the_fast_path(bytes);
     }
 
-    static void free(void* p) noexcept { span_heap::free(p); }
+    STA_FORCE_INLINE static void free(void* p) noexcept { span_heap::free(p); }
 
     /// The sized free of operator delete: a block of `bytes` from malloc(bytes) up to
     /// fast_limit is a pooled block of pooled_slot(bytes), found without reading its span.
@@ -161,6 +163,9 @@ struct malloc_heap {
     static std::size_t usable_size(const void* p) noexcept { return span_heap::usable_size(p); }
 
   private:
+    STA_NOINLINE static void* malloc_off_the_fast_path(std::size_t bytes) noexcept {
+        return span_heap::malloc(at_least_one(bytes));
+    }
     static constexpr std::size_t at_least_one(std::size_t bytes) noexcept {
         return bytes == 0 ? 1 : bytes;
     }

@@ -220,10 +220,10 @@ class thread_heap {
     /// The bytes of the chunks mapped now, and the bytes callers asked for of the live
     /// blocks: one integer each, which another thread may read as a snapshot while the
     /// owner works (stats() walks the chunks: the owner's only).
-    [[nodiscard]] std::size_t bytes_mapped() const noexcept {
+    [[nodiscard]] STA_RACY_READER std::size_t bytes_mapped() const noexcept {
         return bytes_mapped_;
     }
-    [[nodiscard]] std::size_t bytes_in_use() const noexcept {
+    [[nodiscard]] STA_RACY_READER std::size_t bytes_in_use() const noexcept {
         return bytes_in_use_;
     }
 
