@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 
 // Every reference this file makes to the C++ runtime, weak: 0 when no runtime is loaded.
 // (The library links with -z defs: a strong one added later fails the build.)
@@ -81,6 +82,14 @@ __attribute__((format(printf, 1, 2))) void say(const char* format, ...) noexcept
     if (n > 0)
         (void)!::write(2, line, static_cast<std::size_t>(n) < sizeof line ? n : sizeof line - 1);
 }
+/// The bytes of a whole number of MiB written in `text`; none when it is not one.
+std::optional<std::size_t> bytes_of_mib(const char* text) noexcept {
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (end == text || *end != '\0' || value > (SIZE_MAX >> 20))
+        return std::nullopt;
+    return static_cast<std::size_t>(value) << 20;
+}
 bool option_on(const char* name) noexcept {
     const char* const value = std::getenv(name);
     return value != nullptr && *value != '\0' && *value != '0';
@@ -116,11 +125,8 @@ __attribute__((constructor)) void at_load() {
     // The memory limit (os/memory_account.hpp): STA_MALLOC_LIMIT_MIB (0: none), else
     // the room the control group's limit leaves the process now.
     if (const char* const mib = std::getenv("STA_MALLOC_LIMIT_MIB")) {
-        char* end = nullptr;
-        const unsigned long long value = std::strtoull(mib, &end, 10);
-        if (end != mib && *end == '\0' && value <= (SIZE_MAX >> 20))
-            sta::detail::os_memory.limit.store(static_cast<std::size_t>(value) << 20,
-                                               sta::detail::memory_order_relaxed);
+        if (const auto bytes = bytes_of_mib(mib))
+            sta::detail::os_memory.limit.store(*bytes, sta::detail::memory_order_relaxed);
         else
             say("sta_malloc: STA_MALLOC_LIMIT_MIB=%.60s is not a number of MiB; no limit\n", mib);
     } else {
@@ -128,11 +134,8 @@ __attribute__((constructor)) void at_load() {
                                            sta::detail::memory_order_relaxed);
     }
     if (const char* const mib = std::getenv("STA_MALLOC_RETAIN_MIB")) {
-        char* end = nullptr;
-        const unsigned long long value = std::strtoull(mib, &end, 10);
-        if (end != mib && *end == '\0' && value <= (SIZE_MAX >> 20))
-            sta::detail::retained_limit_bytes.store(static_cast<std::size_t>(value) << 20,
-                                                    sta::detail::memory_order_relaxed);
+        if (const auto bytes = bytes_of_mib(mib))
+            sta::detail::retained_limit_bytes.store(*bytes, sta::detail::memory_order_relaxed);
         else
             say("sta_malloc: STA_MALLOC_RETAIN_MIB=%.60s is not a number of MiB; the default "
                 "stays\n",
@@ -169,7 +172,7 @@ struct json_spans_text {
     char* text = nullptr;
     std::size_t length = 0, mapped = 0;
     json_spans_text() noexcept {
-        for (int attempt = 0; attempt < 4; ++attempt) { // the heap may grow between
+        for (int attempt = 0;; ++attempt) { // the heap may grow between two walks
             const std::size_t need = sta::write_json_with_spans<pool>(text, mapped);
             if (need < mapped) {
                 length = need;
@@ -177,12 +180,14 @@ struct json_spans_text {
             }
             if (text != nullptr)
                 sta::detail::os_unmap_pages(text, mapped);
-            mapped = sta::detail::os_round_up(need + need / 4 + 1);
-            text = static_cast<char*>(sta::detail::os_map_pages(mapped));
-            if (text == nullptr) {
-                mapped = 0;
+            text = nullptr;
+            mapped = 0;
+            if (attempt == 4)
+                return; // none: nothing is written
+            const std::size_t bytes = sta::detail::os_round_up(need + need / 4 + 1);
+            if ((text = static_cast<char*>(sta::detail::os_map_pages(bytes))) == nullptr)
                 return;
-            }
+            mapped = bytes;
         }
     }
     ~json_spans_text() {

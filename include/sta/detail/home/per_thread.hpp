@@ -140,6 +140,8 @@ struct family_ops {
     /// A parked state keeps free memory whose delay has not passed: the next slow path of
     /// any thread of the family that finds it due gives it back (give_back_parked).
     static void note_parked_wait(thread_family& f, State& s) noexcept;
+    /// The family's options into `s`, as of `epoch` (PH6).
+    static void copy_options(thread_family& f, State& s, std::uint32_t epoch) noexcept;
 };
 
 template <class State, class Slow>
@@ -173,11 +175,7 @@ State* family_ops<State, Slow>::make(thread_family& f, const home_hooks& hooks) 
         return nullptr;
     State* const s = new (memory) State{};
     s->page_bytes = f.page_bytes.load(memory_order_relaxed);
-    s->huge_pages_from = f.huge_pages_for_new.load(memory_order_relaxed);
-    s->huge_pages_dense = f.huge_pages_dense_for_new.load(memory_order_relaxed);
-    s->prefault = f.prefault_for_new.load(memory_order_relaxed);
-    s->purge.set_base(f.purge_delay_for_new.load(memory_order_relaxed));
-    s->options_epoch = f.options_epoch.load(memory_order_relaxed); // PH6
+    copy_options(f, *s, f.options_epoch.load(memory_order_acquire));
     s->home = &hooks;
     const spin_guard lock(f.lock);
     ++f.made;
@@ -262,9 +260,16 @@ thread_pools_stats family_ops<State, Slow>::stats(thread_family& f) noexcept {
 template <class State, class Slow>
 void family_ops<State, Slow>::take_options(thread_family& f, State& s) noexcept {
     const std::uint32_t epoch = f.options_epoch.load(memory_order_acquire);
-    if (s.options_epoch == epoch)
-        return;
+    if (s.options_epoch != epoch)
+        copy_options(f, s, epoch);
+}
+
+template <class State, class Slow>
+void family_ops<State, Slow>::copy_options(thread_family& f, State& s,
+                                           std::uint32_t epoch) noexcept {
     s.options_epoch = epoch;
+    // A delay set anew starts over (its stretch after refaults with it); the same one
+    // keeps its stretch.
     if (const std::uint32_t ms = f.purge_delay_for_new.load(memory_order_relaxed);
         ms != s.purge.base_ms)
         s.purge.set_base(ms);

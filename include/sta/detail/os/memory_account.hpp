@@ -74,7 +74,7 @@ struct memory_account {
     }
     void unmapped(std::size_t bytes) noexcept { mapped.fetch_sub(bytes, memory_order_relaxed); }
 
-    /// A big block of `bytes` (whole pages) handed out, freed, or resized by `delta`.
+    /// A big block of `bytes` (whole pages) handed out, or freed (a resize is both).
     void big_taken(std::size_t bytes) noexcept {
         big_bytes.fetch_add(bytes, memory_order_relaxed);
         big_blocks.fetch_add(1, memory_order_relaxed);

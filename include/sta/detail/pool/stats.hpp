@@ -98,9 +98,9 @@ struct process_stats {
     std::size_t heap_bytes_free = 0;
     std::size_t bytes_retained = 0;
     /// From the OS (os/memory_account.hpp): mapped, held (mapped less purged pages: what
-    /// may be resident), the most held at once, resident now (mincore of the segments
-    /// and big mappings' pages: Linux), given back so far, the memory limit (0: none)
-    /// and the mappings it refused.
+    /// may be resident) and the most held at once; given back so far and segments
+    /// unmapped (the states' own counts); the memory limit (0: none) and the mappings
+    /// it refused.
     std::size_t bytes_mapped = 0;
     std::size_t bytes_held = 0;
     std::size_t bytes_held_peak = 0;
