@@ -249,7 +249,7 @@ class basic_memory_pool {
     }
 
     /// free_in_span_checked for a heap whose malloc clears the freed mark (the drop-in
-    /// malloc; detail/layout/freed_mark.hpp): the block goes on its class's cache, marked
+    /// malloc; detail/pool/freed_mark.hpp): the block goes on its class's cache, marked
     /// (detail/layout/spans.hpp, release_marked).
     [[nodiscard]] STA_FORCE_INLINE static detail::free_verdict
     free_in_span_marked(void* p) noexcept requires std::is_same_v<Layout, layout::spans> {
@@ -495,10 +495,16 @@ class basic_memory_pool {
     // (STA_POOL_NO_HOOKS, for that test only).
     static constexpr bool hook_sites = STA_POOL_NO_HOOKS == 0;
     static constexpr bool checks = hook_sites && STA_POOL_CHECKS != 0;
+    /// Does any hook of an allocation do something? Without one, after_alloc is not
+    /// even its test of a null block: g++ kept that test's two ways after inlining, and
+    /// with them malloc's refill as a call in a stack frame of the drop-in's fast path
+    /// (2 instructions a malloc) where it could be a jump.
+    static constexpr bool alloc_hooks =
+        hook_sites && (STA_POOL_ASAN || STA_POOL_VALGRIND || STA_POOL_STATS || checks);
 
     STA_FORCE_INLINE static void after_alloc([[maybe_unused]] void* p,
                                              [[maybe_unused]] std::size_t bytes) noexcept {
-        if constexpr (hook_sites) {
+        if constexpr (alloc_hooks) {
             if (p == nullptr)
                 return;
             if (detail::is_pooled_size(bytes)) {

@@ -55,7 +55,7 @@ extern "C" __attribute__((weak)) void __cxa_throw(void*, void*, void (*)(void*))
 namespace {
 
 struct malloc_family {
-    static constexpr bool freed_marks = true; // layout/freed_mark.hpp: free's cache
+    static constexpr bool freed_marks = true; // pool/freed_mark.hpp: free's cache
 };
 using pool = sta::basic_memory_pool<sta::dispatch::default_policy, malloc_family,
                                     sta::layout::spans, sta::threads::per_thread>;

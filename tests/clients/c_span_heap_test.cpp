@@ -558,7 +558,7 @@ TYPED_TEST(CSpanHeap, InteriorPointerIsReported) {
         "foreign pointer: block .+ lies in the pool's memory");
 }
 
-/// The tag of a family with freed marks, as the drop-in's (layout/freed_mark.hpp): one
+/// The tag of a family with freed marks, as the drop-in's (pool/freed_mark.hpp): one
 /// family for each line that names it (a local class may not hold the static member).
 template <int Line>
 struct marked_tag {
@@ -583,11 +583,11 @@ TYPED_TEST(CSpanHeap, MarkedFreesMarkABlockUntilItIsHandedOutAgain) {
     for (void* p : blocks)
         heap::free(p);
     for (void* p : blocks)
-        EXPECT_TRUE(sta::detail::has_freed_mark(p)) << p;
+        EXPECT_TRUE(sta::detail::has_freed_mark(p, sta::detail::process_secret())) << p;
     for (void*& p : blocks) {
         p = heap::malloc(48);
         ASSERT_NE(p, nullptr);
-        EXPECT_FALSE(sta::detail::has_any_mark(p)) << p;
+        EXPECT_FALSE(sta::detail::has_any_mark(p, sta::detail::process_secret())) << p;
     }
     for (void* p : blocks)
         heap::free(p);
@@ -630,6 +630,58 @@ TYPED_TEST(CSpanHeap, MarkedFreesRefuseAFreeBlockOverwritten) {
             (void)heap::malloc(32);
         },
         "free block .+ was overwritten");
+}
+
+// M4: a write after free of the link word alone — to an address the attacker chose, or of
+// its low byte only — is refused at the pop of the block written, before the link is
+// followed; so is a write of both words with the constant an unkeyed mark would have.
+TYPED_TEST(CSpanHeap, MarkedFreesRefuseALinkWrittenAfterFree) {
+    FRESH_MARKED_SPAN_HEAP;
+    alignas(64) static std::byte target[256];
+    EXPECT_DEATH(
+        {
+            void* a = heap::malloc(32);
+            void* p = heap::malloc(32);
+            heap::free(a);
+            heap::free(p);
+            sta::detail::hooks::store_link(p, target + 64);
+            (void)heap::malloc(32);
+        },
+        "malloc\\(\\): free block .+ was overwritten");
+    EXPECT_DEATH(
+        {
+            void* a = heap::malloc(32);
+            void* p = heap::malloc(32);
+            heap::free(a);
+            heap::free(p);
+            const auto link = reinterpret_cast<std::uintptr_t>(sta::detail::hooks::load_link(p));
+            sta::detail::hooks::store_link(p, reinterpret_cast<void*>(link ^ 0x40)); // low byte
+            (void)heap::malloc(32);
+        },
+        "malloc\\(\\): free block .+ was overwritten");
+    EXPECT_DEATH(
+        {
+            void* a = heap::malloc(32);
+            void* p = heap::malloc(32);
+            heap::free(a);
+            heap::free(p);
+            constexpr std::uint64_t unkeyed = 0xa5f15e3d9c2b7e01ull; // a constant mark's
+            sta::detail::hooks::store_mark(target + 64, unkeyed);
+            sta::detail::hooks::store_link(p, target + 64);
+            sta::detail::hooks::store_mark(p, unkeyed);
+            (void)heap::malloc(32);
+        },
+        "malloc\\(\\): free block .+ was overwritten");
+}
+
+// M5: the key is the process's secret: odd, and the same at every call.
+TEST(FreedMarks, TheKeyIsOddAndTheSameAtEveryCall) {
+    const std::uint64_t key = sta::detail::new_mark_key();
+    EXPECT_EQ(key & 1, 1u);
+    EXPECT_EQ(sta::detail::new_mark_key(), key);
+    std::uint64_t other = 0;
+    std::thread([&other] { other = sta::detail::new_mark_key(); }).join();
+    EXPECT_EQ(other, key);
 }
 
 // M3: a block its owner freed and another thread frees again is refused at that free (a

@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
         sink = realloc(p + 16, 40);
     } else if (strcmp(mode, "overflow_into_free_neighbour") == 0) {
         /* 16 bytes past a 32-byte block, over a freed neighbour on its class's cache: its
-         * link and its mark (layout/freed_mark.hpp, M4); malloc refuses to follow the link */
+         * link and its mark (pool/freed_mark.hpp, M4); malloc refuses to follow the link */
         char* a = malloc(32);
         char* b = malloc(32);
         free(b);

@@ -2,6 +2,7 @@
 // c_api/malloc_heap.hpp): malloc's failure, the largest request, and the size header.
 #pragma once
 
+#include "sta/detail/os/process_secret.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
 #include <cerrno>
@@ -31,14 +32,17 @@ struct c_api_names {
     static constexpr const char* library = "sta-pool";
     static constexpr const char* free = "sta_free()";
     static constexpr const char* realloc = "sta_realloc()";
+    static constexpr const char* usable_size = "sta_usable_size()";
 };
 
 /// The word in front of the size in a 16-byte header (CS2, CS4): the block's own tag xor
 /// the aligned block's lead (0 for the others), so a pointer that is no block with a
 /// header finds a word that decodes to no lead (2^-58 odds for one of random bits). A
-/// freed block's word decodes to header_freed.
+/// freed block's word decodes to header_freed. The tag is keyed by the process's secret
+/// (os/process_secret.hpp): a program that writes a fake header in front of an address
+/// cannot write its tag without reading the secret first.
 inline std::size_t header_tag(const void* p) noexcept {
-    return (reinterpret_cast<std::uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ull;
+    return mix64((reinterpret_cast<std::uintptr_t>(p) >> 4) ^ process_secret());
 }
 inline constexpr std::size_t header_freed = 1;
 

@@ -42,6 +42,7 @@ struct malloc_names {
     static constexpr const char* library = "sta_malloc";
     static constexpr const char* free = "free()";
     static constexpr const char* realloc = "realloc()";
+    static constexpr const char* usable_size = "malloc_usable_size()";
 };
 
 template <class Pool>

@@ -37,7 +37,7 @@
 // Release checks (c_release_checks, on by default): free and realloc refuse a pointer
 // that is no block's start — a pooled one off its class's block boundary, one outside
 // the spans whose header word decodes to no lead — and a block freed twice: its freed
-// mark (a family with freed marks: the drop-in's, layout/freed_mark.hpp), or free in its
+// mark (a family with freed marks: the drop-in's, pool/freed_mark.hpp), or free in its
 // span's bitmap, or a header marked freed (header_freed). Each refusal is one line on
 // stderr naming the function, the address and what is wrong, then abort
 // (report_bad_free, diag/misuse.hpp). Not seen: without the marks, a block freed twice
@@ -50,9 +50,9 @@
 #include "sta/detail/block_move.hpp"
 #include "sta/detail/c_api/c_common.hpp"
 #include "sta/detail/diag/misuse.hpp"
-#include "sta/detail/layout/freed_mark.hpp"
 #include "sta/detail/layout/spans.hpp"
 #include "sta/detail/os/pages.hpp"
+#include "sta/detail/pool/freed_mark.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/size_class.hpp"
@@ -108,7 +108,7 @@ struct aligned_os_block {
 /// The header of c_span_heap's blocks outside the spans (CS2).
 inline constexpr std::size_t c_span_header_bytes = 16;
 
-/// A family with freed marks (the drop-in malloc's; layout/freed_mark.hpp): free, with the
+/// A family with freed marks (the drop-in malloc's; pool/freed_mark.hpp): free, with the
 /// release checks on, puts a pooled block on its class's cache with the freed mark, and
 /// malloc clears the mark of every block it hands out. Any other (the C API of sta/pool.h,
 /// whose family the sized API shares): free sets the block's bit in its span's bitmap.
@@ -211,10 +211,14 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     }
 
     /// What the block holds: its class bytes for a pooled block, the size asked for
-    /// otherwise.
+    /// otherwise. With the release checks, p must be a live block's start (an address
+    /// inside a block, or a freed one, would be answered with bytes a program may then
+    /// write past its block): anything else is refused, one line, abort.
     static std::size_t usable_size(const void* p) noexcept {
         if (p == nullptr)
             return 0;
+        if (c_release_checks)
+            check_live(p, Names::usable_size);
         return is_pool_segment(p) ? pooled_block_bytes(p) : size_of(p);
     }
 
@@ -304,15 +308,16 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
             report_bad_size(Names::library, function, p, "alignment", alignment, held);
     }
 
-    /// The release checks of realloc: p is a live block's start.
-    static void check_live(const void* p) noexcept {
+    /// The release checks of realloc and usable_size (`function`): p is a live block's
+    /// start.
+    static void check_live(const void* p, const char* function) noexcept {
         free_verdict verdict = free_verdict::freed;
         if (is_pool_segment(p))
             verdict = Pool::engine::core::block_state(p);
         else
             verdict = check_outside(p);
         if (verdict != free_verdict::freed) [[unlikely]]
-            refuse(Names::realloc, p, verdict);
+            refuse(function, p, verdict);
     }
 
     STA_NOINLINE static void* malloc_slow(std::size_t bytes) noexcept {
@@ -356,7 +361,7 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
 
     STA_NOINLINE static void* realloc_slow(void* p, std::size_t bytes) noexcept {
         if (c_release_checks)
-            check_live(p);
+            check_live(p, Names::realloc);
         if (bytes - 1 < fast_limit && is_pool_segment(p)) { // from class to class
             const std::size_t old_usable = pooled_block_bytes(p);
             void* const q = move_or_keep_shrunk(

@@ -50,11 +50,17 @@ enum class free_verdict : unsigned char {
                      "span)\n",
                      library, function, p, block_bytes);
         break;
-    case free_verdict::overwritten:
-        std::fprintf(stderr,
-                     "%s: %s: free block %p (%zu-byte) was overwritten (a write after free, "
-                     "or past the end of the block before it)\n",
-                     library, function, p, block_bytes);
+    case free_verdict::overwritten: // block_bytes 0: a block of no class (a heap's)
+        if (block_bytes != 0)
+            std::fprintf(stderr,
+                         "%s: %s: free block %p (%zu-byte) was overwritten (a write after free, "
+                         "or past the end of the block before it)\n",
+                         library, function, p, block_bytes);
+        else
+            std::fprintf(stderr,
+                         "%s: %s: free block %p was overwritten (a write after free, or past "
+                         "the end of the block before it)\n",
+                         library, function, p);
         break;
     default:
         std::fprintf(stderr,

@@ -27,7 +27,9 @@
 //   block_filled       a checked build wrote its fill pattern over a fresh block
 //   load_link/store_link  the pool's own access to the link word of a free block
 //   load_mark/store_mark  the pool's own access to the second word of a free block (the
-//                      freed mark, layout/freed_mark.hpp)
+//                      freed mark, pool/freed_mark.hpp)
+//   load_word          a word of a block that may be free or live, read as it is (the
+//                      word a freed mark checks)
 //   clear_mark         the second word of a block leaving the pool is 0
 //   region_handed_out  an arena handed out [p, p + bytes)
 //   region_released    an arena took [p, p + bytes) back (release/reset/rewind)
@@ -155,9 +157,10 @@ STA_HOOK_NO_ASAN inline void store_link(void* block, void* next) noexcept {
 #endif
 }
 
-/// The second word of a block that may be free (poisoned): the freed mark's place.
-STA_HOOK_NO_ASAN inline std::uint64_t load_mark(const void* block) noexcept {
-    const auto* const word = static_cast<const std::uint64_t*>(block) + 1;
+/// Word `index` of a block that may be free (poisoned) or live: the freed mark and the
+/// word it checks (pool/freed_mark.hpp).
+STA_HOOK_NO_ASAN inline std::uint64_t load_word(const void* block, std::size_t index) noexcept {
+    const auto* const word = static_cast<const std::uint64_t*>(block) + index;
 #if STA_POOL_VALGRIND
     // A live block's word may hold no value yet, a free one's is not accessible: read it
     // either way and leave memcheck's view of it as it was.
@@ -173,6 +176,10 @@ STA_HOOK_NO_ASAN inline std::uint64_t load_mark(const void* block) noexcept {
 #else
     return *word;
 #endif
+}
+/// The second word of a block that may be free: the freed mark's place.
+STA_HOOK_NO_ASAN inline std::uint64_t load_mark(const void* block) noexcept {
+    return load_word(block, 1);
 }
 
 /// The second word of a block just freed (poisoned) holds `mark`.

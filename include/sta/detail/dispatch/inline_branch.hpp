@@ -14,7 +14,7 @@
 // own beyond those of its layout.
 #pragma once
 
-#include "sta/detail/layout/freed_mark.hpp"
+#include "sta/detail/pool/freed_mark.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/state.hpp"
 
@@ -35,7 +35,7 @@ class inline_branch_engine {
     using home = typename Threads::template home<state_type, inline_branch_engine>;
     /// One pool per thread (the Threads policy), known without instantiating the home.
     static constexpr bool threaded = Threads::threaded;
-    /// Its blocks carry the freed marks (layout/freed_mark.hpp): the drop-in malloc\'s family.
+    /// Its blocks carry the freed marks (pool/freed_mark.hpp): the drop-in malloc\'s family.
     static constexpr bool freed_marks = family_freed_marks<Tag>;
 
     STA_FORCE_INLINE static state_type& state() noexcept { return home::state(); }

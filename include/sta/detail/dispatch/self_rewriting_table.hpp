@@ -26,7 +26,7 @@
 #pragma once
 
 #include "sta/detail/layout/contract.hpp"
-#include "sta/detail/layout/freed_mark.hpp"
+#include "sta/detail/pool/freed_mark.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/state.hpp"
 
@@ -50,7 +50,7 @@ class self_rewriting_table_engine {
     using home = typename Threads::template home<state_type, self_rewriting_table_engine>;
     /// One pool per thread (the Threads policy), known without instantiating the home.
     static constexpr bool threaded = Threads::threaded;
-    /// Its blocks carry the freed marks (layout/freed_mark.hpp): the drop-in malloc\'s family.
+    /// Its blocks carry the freed marks (pool/freed_mark.hpp): the drop-in malloc\'s family.
     static constexpr bool freed_marks = family_freed_marks<Tag>;
 
     static constexpr const char* name = "sta::memory_pool<self_rewriting_table>";

@@ -115,7 +115,12 @@ struct thread_heap_stats {
           on any list; the bitmaps say exactly which lists are non-empty.
      TL5  a chunk whose blocks are all free consists of one free block and is spare_;
           spare_ is null or a chunk of chunk_bytes_.
-     TL6  a live block's word2 is the size last asked for it (<= its payload).      */
+     TL6  a live block's word2 is the size last asked for it (<= its payload).
+     TL7  the heap follows a link or a size only where it is checked against its other
+          end, and refuses (one line, abort) a header an overflow or a write after free
+          changed: a block on a list is free, its list's neighbours (or its list's head)
+          point back at it, the block after a freed or grown one names it as prev_phys,
+          and the block before it ends at it.                                           */
 class thread_heap {
   public:
     static constexpr std::size_t alignment = 16;
@@ -193,6 +198,8 @@ class thread_heap {
         const std::size_t need = block_bytes_for(bytes);
         if (need > b->size()) {
             block* next = b->next_phys();
+            if (next->prev_phys != b) [[unlikely]]
+                overwritten(b); // TL7
             if (!next->is_free() || b->size() + next->size() < need)
                 return move_to_new(b, bytes);
             unlink(next); // grow into the free right neighbour
@@ -356,13 +363,16 @@ class thread_heap {
     void unlink(block* b) noexcept {
         block* next = b->next_free();
         block* prev = b->prev_free();
+        const list_index i = index_of(b->size());
+        if ((next != nullptr && next->prev_free() != b) ||
+            (prev != nullptr ? prev->next_free() != b : heads_[i.fl][i.sl] != b)) [[unlikely]]
+            overwritten(b); // TL7
         if (next != nullptr)
             next->set_prev_free(prev);
         if (prev != nullptr) {
             prev->set_next_free(next);
             return;
         }
-        const list_index i = index_of(b->size());
         heads_[i.fl][i.sl] = next;
         if (next == nullptr) {
             sl_bitmap_[i.fl] &= ~(1u << i.sl);
@@ -400,6 +410,8 @@ class thread_heap {
     }
 
     block* take(block* b) noexcept {
+        if (!b->is_free()) [[unlikely]]
+            overwritten(b); // TL7: a block on a list is free
         unlink(b);
         b->set_size(b->size(), false);
         if (spare_ != nullptr && b == spare_->first()) // the cached chunk is in use again
@@ -437,12 +449,16 @@ class thread_heap {
         detail::hooks::region_released(b->payload(), b->size() - header_bytes);
         b->set_size(b->size(), true);
         block* next = b->next_phys();
+        if (next->prev_phys != b) [[unlikely]]
+            overwritten(b); // TL7: its size, or its neighbour's tag, was written
         if (next->is_free()) {
             unlink(next);
             b->set_size(b->size() + next->size(), true);
             detail::hooks::region_released(next, header_bytes);
         }
         block* prev = b->prev_phys;
+        if (prev != nullptr && prev->next_phys() != b) [[unlikely]]
+            overwritten(b); // TL7
         if (prev != nullptr && prev->is_free()) {
             unlink(prev);
             prev->set_size(prev->size() + b->size(), true);
@@ -530,6 +546,14 @@ class thread_heap {
         if (b->size() < min_block_bytes || b->word2 > b->size() - header_bytes)
             die("foreign pointer", p, operation, "not the start of a live block");
 #endif
+    }
+
+    /// TL7 does not hold around b: a write past the end of the block before it, or into
+    /// a free block, changed a header. Reported before the header is followed.
+    [[noreturn]] STA_NOINLINE static void overwritten(const block* b) noexcept {
+        die("heap corrupted", b,
+            "has a header that was overwritten (a write past the end of "
+            "the block before it, or after its free)");
     }
 
     /// "<what>: block <p> <text>", reported (diag/misuse.hpp).

@@ -56,7 +56,7 @@
 // needs no lookup table and the C API needs no per-block header. A sized free links the
 // block onto its class's cache, in whatever order it comes, and a flush sets its bit; a
 // free without a size sets it at once (the drop-in's goes on the cache too, with the
-// freed mark: layout/freed_mark.hpp): a free in any order costs what a free in order
+// freed mark: pool/freed_mark.hpp): a free in any order costs what a free in order
 // costs, the block freed last by the sized API is the next handed out, and what comes
 // back to the spans comes out of them in ascending address order without a sort.
 //
@@ -87,7 +87,7 @@
 //      span's bitmap (first .. capacity - 1). The blocks on a cache (heads), of bits[slot]
 //      and of cursor[slot] (the current span's) count as used: the state holds them.
 //  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
-//      its thread freed by the sized API, or by a marked free (layout/freed_mark.hpp)
+//      its thread freed by the sized API, or by a marked free (pool/freed_mark.hpp)
 //      while direct_frees is false, each once: of the class, or of a larger class for a
 //      block a shrink kept in place (its span names its class). The blocks on all
 //      the caches together and frees_to_flush add up to at most flush_every: cache_frees,
@@ -426,9 +426,9 @@ struct span_state : pool_state {
     std::uint32_t refills = 0; // refills counted: when the next runs the checks (span_shape)
     /// S5: the last flush found at least half of its interval's frees still on the caches,
     /// and no class refilled since (the program frees more than it allocates): a marked
-    /// free (layout/freed_mark.hpp) sets its block's bit at once, while the block is warm.
+    /// free (pool/freed_mark.hpp) sets its block's bit at once, while the block is warm.
     bool direct_frees = false;
-    /// Its family marks freed blocks (layout/freed_mark.hpp, family_freed_marks): set at
+    /// Its family marks freed blocks (pool/freed_mark.hpp, family_freed_marks): set at
     /// its first refill, which every state meets before it hands out a block.
     bool freed_marks = false;
     span* clean = nullptr;        // S3, S11: newest first, doubly linked

@@ -24,7 +24,7 @@
 //            holds outside the bitmaps, and is the heartbeat that runs the slow-path
 //            checks in a program that only frees. A free without a size sets the bit at
 //            once (the C API), or — the drop-in's family, whose blocks carry the freed
-//            mark (layout/freed_mark.hpp) — goes on the cache too, marked, unless a flush
+//            mark (pool/freed_mark.hpp) — goes on the cache too, marked, unless a flush
 //            found the frees outrunning the allocations (direct_frees: a burst, its bits
 //            set while the blocks are warm). Another thread's block: to its owner (S10).
 //
@@ -44,12 +44,12 @@
 #include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/home/per_thread.hpp"
-#include "sta/detail/layout/freed_mark.hpp"
 #include "sta/detail/layout/span_life.hpp"
 #include "sta/detail/layout/span_types.hpp"
 #include "sta/detail/os/clock.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/os/probes.hpp"
+#include "sta/detail/pool/freed_mark.hpp"
 #include "sta/detail/pool/next_tiers.hpp"
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/state.hpp"
@@ -123,9 +123,14 @@ struct span_slow {
                       span_bytes / 2);
 
     /// p goes on the cache of `slot` (LIFO: the warmest block comes back first); every
-    /// cache_frees-th free flushes the caches and runs the slow-path checks (S5).
+    /// cache_frees-th free flushes the caches and runs the slow-path checks (S5). Marked
+    /// (a family with freed marks): its link is checked by its freed mark (M1, M4).
+    template <bool Marked>
     STA_FORCE_INLINE static void cache(span_state& st, std::uint32_t slot, void* p) noexcept {
-        hooks::store_link(p, st.heads[slot]);
+        if constexpr (Marked)
+            link_freed(p, st.heads[slot], st.mark_key);
+        else
+            hooks::store_link(p, st.heads[slot]);
         st.heads[slot] = static_cast<free_block*>(p);
         if (--st.frees_to_flush == 0) [[unlikely]]
             flush_caches(st);
@@ -163,9 +168,13 @@ struct span_slow {
     /// A block another thread sent home, taken back by the thread that holds `st`: to its
     /// span's bitmap. One that is free there already was freed twice: reported (one line,
     /// abort), whatever API freed it.
+    /// Only the exact start of a block is taken: another thread's free without the
+    /// checks (a sized one) sent whatever address it was given.
     static void drain_block(span_state& st, void* b) noexcept {
         span* const sp = span_of(b);
-        if (const free_verdict verdict = set_free_bit(st, sp, b, block_index(sp, b));
+        const std::uint32_t i = exact_block_index(sp, b);
+        if (const free_verdict verdict =
+                i == no_block ? free_verdict::not_a_block : set_free_bit(st, sp, b, i);
             verdict != free_verdict::freed)
             report_bad_free("sta-pool", "free() from another thread", b, verdict,
                             span_class_bytes(sp));
@@ -197,20 +206,27 @@ struct span_slow {
     /// The link of block b on a cache, followed: in a family with freed marks, b must still
     /// hold its mark (M4), else the link may be forged — one line, abort.
     static void* next_cached(const span_state& st, void* b) noexcept {
-        if (st.freed_marks && hooks::load_mark(b) != freed_mark) [[unlikely]]
+        if (st.freed_marks && !has_freed_mark(b, st.mark_key)) [[unlikely]]
             refuse_overwritten(b, "free()");
         return hooks::load_link(b);
     }
-    /// The same for a block sent home (it holds sent_mark, M3).
+    /// The same for a block sent home (it holds the sent mark, M3), pooled or a private
+    /// heap's.
     static void* next_sent(const span_state& st, void* b) noexcept {
-        if (st.freed_marks && hooks::load_mark(b) != sent_mark) [[unlikely]]
+        if (st.freed_marks && !has_sent_mark(b, st.mark_key)) [[unlikely]]
             refuse_overwritten(b, "free() from another thread");
         return hooks::load_link(b);
     }
+    /// b, a pooled block or a private heap's, was overwritten (M4): one line, abort.
     [[noreturn]] STA_NOINLINE static void refuse_overwritten(const void* b,
                                                              const char* function) noexcept {
         report_bad_free("sta-pool", function, b, free_verdict::overwritten,
-                        span_class_bytes(span_of(b)));
+                        is_pool_segment(b) ? span_class_bytes(span_of(b)) : 0);
+    }
+    /// The same for malloc's pop, which returns what this returns (never): a tail call
+    /// that keeps malloc's fast path without a frame of its own.
+    STA_TAIL_CALLED static void* refuse_overwritten_at_malloc(void* b) noexcept {
+        refuse_overwritten(b, "malloc()");
     }
 
     /// Frees into the current span between two of its span events: the heartbeat of a
@@ -472,20 +488,21 @@ struct span_slow {
     /// takes it back (nothing waits).
     STA_NOINLINE static void send_home(span_state* self, void* p) noexcept {
         span_state* const owner = owner_of(p);
-        if (owner->freed_marks) { // M3 (the family's classes are 16 bytes or more)
-            if (has_any_mark(p)) [[unlikely]]
-                refuse_sent(p); // free at its owner, or freed by another thread already
-            hooks::store_mark(p, sent_mark);
-        }
+        const std::uint64_t key = owner->mark_key;         // 0 unless the family marks (M5)
+        if (key != 0 && has_any_mark(p, key)) [[unlikely]] // M3
+            refuse_sent(p); // free at its owner, or freed by another thread already
         if (self == nullptr || owner->parked.load(memory_order_relaxed))
-            return push_home(*owner, p, p);
+            return push_home(*owner, p, p); // linked and marked there
         remote_outbox& out = self->outbox;
         remote_outbox::way& w = out.way_of(owner);
         if (w.owner != owner) {
             send_way(out, w);
             w.owner = owner;
         }
-        hooks::store_link(p, w.head);
+        if (key != 0)
+            link_sent(p, w.head, key); // M3, M4
+        else
+            hooks::store_link(p, w.head);
         if (w.count == 0)
             w.tail = p;
         w.head = p;
@@ -519,7 +536,7 @@ struct span_slow {
     /// The blocks first .. last go to their owner's inbox; an owner whose thread ended
     /// has the sender take them back at once (home/per_thread.hpp).
     static void push_home(span_state& owner, void* first, void* last) noexcept {
-        owner.inbox.push(first, last);
+        owner.inbox.push(first, last, owner.mark_key);
         owner.home->sent_home(owner);
     }
 
@@ -537,7 +554,7 @@ struct span_slow {
     static void take_back(span_state& st, void* b) noexcept {
         while (b != nullptr) {
             const bool pooled = is_pool_segment(b);
-            void* const next = pooled ? next_sent(st, b) : hooks::load_link(b);
+            void* const next = next_sent(st, b); // M4
             if (pooled)
                 drain_block(st, b);
             else
@@ -915,9 +932,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     STA_FORCE_INLINE static void* alloc(std::uint32_t slot) noexcept {
         span_state& st = s();
         if (free_block* const block = st.heads[slot]) {
-            if constexpr (Engine::freed_marks) // M4: its link is followed only if it is
-                if (hooks::load_mark(block) != freed_mark) [[unlikely]]
-                    slow::refuse_overwritten(block, "malloc()");
+            if constexpr (Engine::freed_marks) // M4: its link is followed only if its
+                if (!has_freed_mark(block, st.mark_key)) [[unlikely]] // mark checks it
+                    return slow::refuse_overwritten_at_malloc(block);
             st.heads[slot] = static_cast<free_block*>(hooks::load_link(block));
             return handed_out(block);
         }
@@ -951,9 +968,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             if (owner_of(p) != &st) [[unlikely]]
                 return send_home(p); // S10
         hooks::block_pushed(p, steps[slot]);
-        if constexpr (Engine::freed_marks)
-            set_freed_mark(p); // M1 (the drop-in's sized delete without its checks)
-        slow::cache(st, slot, p);
+        slow::template cache<Engine::freed_marks>(st, slot, p); // M1: the drop-in's sized
+                                                                // delete without its checks
     }
 
     /// Any pooled block, freed without a size (the C API, the drop-in malloc): its bit in
@@ -972,7 +988,7 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
                 return send_home(p); // S10, M3
         slow::release_to_span(st, span_of(p), p);
         if constexpr (Engine::freed_marks)
-            set_freed_mark(p);
+            set_freed_mark(p, st.mark_key);
     }
 
     /// The release checks' view of a pooled address (realloc's): freed when p is the start
@@ -988,9 +1004,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
                 return is_block_place(sp, i) ? free_verdict::freed : free_verdict::not_a_block;
         if (slow::never_handed_out(s(), sp, p))
             return free_verdict::not_a_block;
-        if (Engine::freed_marks && has_any_mark(p)) // M2, M3
-            return hooks::load_mark(p) == sent_mark ? free_verdict::double_free
-                                                    : slow::marked_state(s(), sp, p);
+        if (Engine::freed_marks && has_any_mark(p, s().mark_key)) // M2, M3
+            return has_sent_mark(p, s().mark_key) ? free_verdict::double_free
+                                                  : slow::marked_state(s(), sp, p);
         return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? slow::set_bit_verdict(sp, i)
                                                                 : free_verdict::freed;
     }
@@ -1018,7 +1034,7 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     }
 
     /// A free without a size with the release checks, for a heap whose malloc clears the
-    /// freed mark (layout/freed_mark.hpp, M1; the drop-in malloc): p must be the start of a
+    /// freed mark (pool/freed_mark.hpp, M1; the drop-in malloc): p must be the start of a
     /// block of its span's class that its class handed out; one that carries the mark is
     /// looked at closer (M2). It goes on its class's cache (S5): a block freed and taken
     /// again by a program that churns never reaches its bitmap. While the state frees more
@@ -1041,9 +1057,9 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             }
         if (slow::never_handed_out(st, sp, p))
             return free_verdict::not_a_block;
-        if (hooks::load_mark(p) == sent_mark) // freed by another thread already (M3)
+        if (has_sent_mark(p, st.mark_key)) // freed by another thread already (M3)
             return free_verdict::double_free;
-        if (has_freed_mark(p))
+        if (has_freed_mark(p, st.mark_key))
             if (const free_verdict verdict = slow::marked_state(st, sp, p);
                 verdict != free_verdict::freed)
                 return verdict;
@@ -1065,7 +1081,7 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
                 send_home(p); // S10, M3
                 return true;
             }
-        if (slow::never_handed_out(st, sp, p) || has_any_mark(p)) [[unlikely]]
+        if (slow::never_handed_out(st, sp, p) || has_any_mark(p, st.mark_key)) [[unlikely]]
             return false;
         return keep_marked(st, sp, p, i); // false, unchanged: release_marked refuses it
     }
@@ -1078,14 +1094,13 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
                 return false;
             hooks::block_pushed(p, span_class_bytes(sp));
-            set_freed_mark(p);
+            set_freed_mark(p, st.mark_key);
             if (--sp->used == sp->wake_at) [[unlikely]]
                 slow::span_event(st, sp);
             return true;
         }
         hooks::block_pushed(p, span_class_bytes(sp));
-        set_freed_mark(p);
-        slow::cache(st, sp->slot, p);
+        slow::template cache<true>(st, sp->slot, p);
         return true;
     }
     /// heads[slot] and the window are empty: the calling thread's state (adopted first if
@@ -1098,8 +1113,10 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         const bool adopted = st == nullptr;
         if (adopted && (st = Engine::home::own()) == nullptr) [[unlikely]]
             return no_memory();
-        if (st->freed_marks != Engine::freed_marks) // once, before it hands out a block:
-            st->freed_marks = Engine::freed_marks;  // other threads read it (send_home)
+        if (st->freed_marks != Engine::freed_marks) { // once, before it hands out a block:
+            st->freed_marks = Engine::freed_marks;    // other threads read the key
+            st->mark_key = new_mark_key();            // (send_home), M5
+        }
         void* const block = slow::refill(*st, slot, adopted);
         return block != nullptr ? handed_out(block) : no_memory();
     }

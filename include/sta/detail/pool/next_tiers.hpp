@@ -147,7 +147,10 @@ struct next_tiers {
             if (owner == &home::state())
                 threaded_tier<Engine>::free(*owner, p, bytes);
             else {
-                owner->inbox.push(p); // drained by the owner (layout/spans.hpp)
+                // drained by the owner (layout/spans.hpp), sent-marked in a family with
+                // freed marks (M3, M4: the key is the process's, whether or not the owner
+                // has refilled yet)
+                owner->inbox.push(p, p, Engine::freed_marks ? new_mark_key() : 0);
                 home::sent_home(*owner);
             }
         }

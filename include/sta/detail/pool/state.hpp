@@ -14,6 +14,7 @@
 #include "sta/detail/heaps/retained_mappings.hpp"
 #include "sta/detail/os/pages.hpp"
 #include "sta/detail/os/thread_identity.hpp"
+#include "sta/detail/pool/freed_mark.hpp"
 #include "sta/detail/pool/purge_delay.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
@@ -60,14 +61,18 @@ struct remote_inbox {
     atomic<void*> head{nullptr};
 
     /// Any thread. The blocks `first` .. `last`, linked through their first words, are
-    /// the sender's no more: `last`'s first word becomes the link to what was there.
-    void push(void* first, void* last) noexcept {
+    /// the sender's no more: `last`'s first word becomes the link to what was there. With
+    /// a `key` (a family with freed marks, pool/freed_mark.hpp) the blocks hold the sent
+    /// mark over their links (M3, M4), `last`'s new one included.
+    void push(void* first, void* last, std::uint64_t key) noexcept {
         void* old = head.load(memory_order_relaxed);
         do
-            hooks::store_link(last, old);
+            if (key != 0)
+                link_sent(last, old, key);
+            else
+                hooks::store_link(last, old);
         while (!head.compare_exchange_weak(old, first, memory_order_seq_cst, memory_order_relaxed));
     }
-    void push(void* block) noexcept { push(block, block); }
     /// The owner only: every block sent so far (nullptr when none), linked.
     void* take_all() noexcept {
         if (head.load(memory_order_seq_cst) == nullptr)
@@ -176,7 +181,10 @@ struct pool_state {
     /// the option, and the wait that follows refaults).
     purge_delay purge{default_purge_delay_ms};
     // ---- per-thread pools only (home/per_thread.hpp) ----
-    const home_hooks* home = nullptr;  // its family's, set when the state is made
+    const home_hooks* home = nullptr; // its family's, set when the state is made
+    /// The key of its blocks' marks (pool/freed_mark.hpp, M5) in a family with freed
+    /// marks, set at its first refill; 0 in any other family.
+    std::uint64_t mark_key = 0;
     remote_inbox inbox;                // blocks freed by other threads
     remote_outbox outbox;              // blocks this thread freed for other threads
     pool_state* next_parked = nullptr; // the family's parked list (PH1)
