@@ -18,6 +18,9 @@
 // program that calls operator new has loaded. Without it (a C++ plugin dlopen'ed later,
 // with its runtime local to it), operator new that finds no memory aborts with a message.
 #include "sta/detail/c_api/malloc_heap.hpp"
+#if STA_MALLOC_HARDENED
+#include "sta/detail/c_api/hardened_heap.hpp"
+#endif
 #include "sta/memory_pool.hpp"
 #include "sta/stats_json.hpp"
 
@@ -59,17 +62,27 @@ struct malloc_family {
 };
 using pool = sta::basic_memory_pool<sta::dispatch::default_policy, malloc_family,
                                     sta::layout::spans, sta::threads::per_thread>;
+#if STA_MALLOC_HARDENED // libsta_malloc-hardened.so (docs/malloc.md, "The hardened library")
+using heap = sta::detail::hardened_heap<sta::detail::malloc_heap<pool>>;
+#else
 using heap = sta::detail::malloc_heap<pool>;
+#endif
 using home = pool::engine::home;
 
 static_assert(STA_POOL_BIG_FROM_OS, "libsta_malloc must not call the C library's malloc");
 
 // fork() in a threaded program: no other thread holds the family's lock in the child.
 void before_fork() noexcept {
+#if STA_MALLOC_HARDENED
+    heap::before_fork();
+#endif
     home::before_fork();
 }
 void after_fork() noexcept {
     home::after_fork();
+#if STA_MALLOC_HARDENED
+    heap::after_fork();
+#endif
 }
 /// One line on stderr, formatted without allocating (write(2), not stdio: at exit stdio
 /// may be torn down already), cut at 320 bytes.
@@ -203,6 +216,13 @@ struct json_spans_text {
 /// given back to the OS. STA_MALLOC_STATS=json: the process's statistics as one JSON
 /// object (sta_malloc_stats_json), on stderr or into STA_MALLOC_STATS_FILE; json-spans:
 /// with the heap's spans (sta_malloc_stats_json_spans), what scripts/heap_map.py draws.
+#if STA_MALLOC_HARDENED
+/// At exit: no block in quarantine was written after its free (hardened_heap, HH2).
+__attribute__((destructor)) void check_quarantine_at_exit() noexcept {
+    heap::check_at_exit();
+}
+#endif
+
 __attribute__((destructor)) void print_stats_at_exit() noexcept {
     const char* const mode = std::getenv("STA_MALLOC_STATS");
     const auto emit = [](const char* text, std::size_t length) noexcept {

@@ -568,6 +568,17 @@ TEST(StaMallocNew, TheNewHandlerRunsUntilItGivesUpThenBadAlloc) {
 // inbox, so later rounds reuse the first round's spans instead of growing. (Spans, not
 // addresses: a span whose blocks all came back may serve another class next round, at
 // other offsets.)
+// Issue 41: the headers at a segment's start (2 MiB-aligned, layout/span_types.hpp S1) lie
+// above a page of no access, so a write running past whatever lies below stops there.
+TEST(StaMallocHardening, ASegmentHasAGuardPageBelowItsHeaders) {
+    void* const p = std::malloc(48);
+    ASSERT_NE(p, nullptr);
+    const auto base = reinterpret_cast<std::uintptr_t>(p) & ~((std::uintptr_t{2} << 20) - 1);
+    EXPECT_EQ(sta_test::permissions_at(reinterpret_cast<void*>(base)), "rw-p");
+    EXPECT_EQ(sta_test::permissions_at(reinterpret_cast<void*>(base - 1)), "---p");
+    std::free(p);
+}
+
 TEST(StaMallocThreads, BlocksFreedOnAnotherThreadAreReused) {
     constexpr std::uintptr_t span_bytes = 64 * 1024; // detail/layout/span_types.hpp
     const auto span_of = [](void* p) { return reinterpret_cast<std::uintptr_t>(p) / span_bytes; };

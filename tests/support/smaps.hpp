@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace sta_test {
 
@@ -30,6 +31,28 @@ inline bool advised_huge(const void* p) {
     }
     std::fclose(f);
     return huge;
+}
+
+/// The permissions ("rw-p", "---p", ...) of the mapping that holds p; "" when none does.
+inline std::string permissions_at(const void* p) {
+    std::FILE* f = std::fopen("/proc/self/maps", "r");
+    if (f == nullptr)
+        return "";
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    std::string found;
+    char line[512];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        char perms[8] = {};
+        if (std::sscanf(line, "%llx-%llx %7s", &begin, &end, perms) == 3 && begin <= at &&
+            at < end) {
+            found = perms;
+            break;
+        }
+    }
+    std::fclose(f);
+    return found;
 }
 
 } // namespace sta_test

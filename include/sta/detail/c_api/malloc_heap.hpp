@@ -162,6 +162,13 @@ struct malloc_heap {
     }
 
     static std::size_t usable_size(const void* p) noexcept { return span_heap::usable_size(p); }
+    /// usable_size of a block the caller knows is live, unchecked (the hardened heap's).
+    static std::size_t held_bytes(const void* p) noexcept { return span_heap::held_bytes(p); }
+    /// The release checks of realloc and usable_size: p is a live block's start, else one
+    /// line naming `function`, abort.
+    static void check_live(const void* p, const char* function) noexcept {
+        span_heap::require_live(p, function);
+    }
 
   private:
     STA_NOINLINE static void* malloc_off_the_fast_path(std::size_t bytes) noexcept {

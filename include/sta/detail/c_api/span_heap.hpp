@@ -222,6 +222,16 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
         return is_pool_segment(p) ? pooled_block_bytes(p) : size_of(p);
     }
 
+    /// The release checks' view of p: a live block's start, else one line naming
+    /// `function`, abort (the hardened heap's, c_api/hardened_heap.hpp).
+    static void require_live(const void* p, const char* function) noexcept {
+        check_live(p, function);
+    }
+    /// usable_size without the checks, for a block the caller knows is live.
+    static std::size_t held_bytes(const void* p) noexcept {
+        return is_pool_segment(p) ? pooled_block_bytes(p) : size_of(p);
+    }
+
     static constexpr std::size_t good_size(std::size_t bytes) noexcept {
         if (bytes == 0 || bytes > max_class_bytes || poor_fit(bytes))
             return bytes;

@@ -144,6 +144,14 @@ struct span_life {
         return given;
     }
 
+    /// A segment's pages go back to the OS, with its guard page if it has one (S1).
+    static void unmap_segment_pages(void* seg, bool guarded) noexcept {
+        if (guarded)
+            os_unmap_guarded(seg, segment_bytes);
+        else
+            os_unmap_pages(seg, segment_bytes);
+    }
+
   private:
     /// A clean span gives its pages back; when it is the last of its segment in use, the
     /// segment goes whole (S12).
@@ -214,7 +222,7 @@ struct span_life {
         unmark_pool_segment(seg);
         os_unmap_pages(seg->bitmaps, bitmap_area_bytes);
         hooks::page_unmapped(seg, segment_bytes);
-        os_unmap_pages(seg, segment_bytes);
+        unmap_segment_pages(seg, seg->guarded);
         STA_PROBE1(segment_unmapped, seg);
         return given;
     }

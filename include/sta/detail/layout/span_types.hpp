@@ -64,8 +64,10 @@
 //  S1  `segments` lists every mapped segment, newest first (doubly linked: older,
 //      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
 //      its headers lie in its first segment_header_bytes, its bitmaps in its own mapping of
-//      bitmap_area_bytes (`bitmaps`), and its bit is set in the segment map. A segment
-//      unmapped is on no list, its bitmaps are unmapped and its bit is clear.
+//      bitmap_area_bytes (`bitmaps`), and its bit is set in the segment map. A segment of
+//      the OS's own pages is `guarded`: the page below it has no access (a write running
+//      past whatever lies below stops short of its headers). A segment unmapped is on no
+//      list, its bitmaps and its guard page are unmapped and its bit is clear.
 //  S2  A span serving a class has capacity = span_bytes / block_bytes places for blocks
 //      of block_bytes = Classes::bytes_of_slot(slot) (its pool's class set) at [begin,
 //      limit), begin = base + index * span_bytes, index 0..31; `recip` is
@@ -213,6 +215,7 @@ struct segment {
     span_state* owner = nullptr;  // S9: the state that mapped it, owner of its spans' blocks
     std::uint32_t idle_spans = 0; // S11: spans clean or purged
     bool huge = false;            // advised huge pages when mapped, until a span is purged
+    bool guarded = false;         // S1: a guard page lies below it (os_map_aligned_guarded)
     std::byte* bitmaps = nullptr; // S1: the spans' bitmaps, bitmap_area_bytes of their own
     alignas(64) span spans[spans_per_segment];
 };

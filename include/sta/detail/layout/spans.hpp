@@ -830,7 +830,11 @@ struct span_slow {
         // before the mapping, which then meets the memory limit with its headers alone.
         if (!st.prefault)
             os_memory.note_purged(block_bytes);
-        void* const memory = map_aligned(st.map_pages, segment_bytes, segment_bytes);
+        // The OS's own pages come with a guard page below (S1): no overflow from below
+        // reaches the headers. A test's page source maps without one.
+        const bool guarded = os_guard_pages && st.map_pages == &os_map_pages;
+        void* const memory = guarded ? os_map_aligned_guarded(segment_bytes, segment_bytes)
+                                     : map_aligned(st.map_pages, segment_bytes, segment_bytes);
         // Metadata from the OS itself: st.map_pages is the source of block memory.
         auto* const bitmaps =
             memory != nullptr ? static_cast<std::byte*>(os_map_pages(bitmap_area_bytes)) : nullptr;
@@ -838,7 +842,7 @@ struct span_slow {
             if (bitmaps != nullptr)
                 os_unmap_pages(bitmaps, bitmap_area_bytes);
             if (memory != nullptr)
-                os_unmap_pages(memory, segment_bytes);
+                span_life::unmap_segment_pages(memory, guarded);
             if (!st.prefault)
                 os_memory.forget_purged(block_bytes);
             return false;
@@ -857,6 +861,7 @@ struct span_slow {
         auto* const seg = new (memory) segment{};
         seg->owner = &st; // S9
         seg->huge = huge;
+        seg->guarded = guarded;
         seg->bitmaps = bitmaps;
         {
             const spin_guard walking(st.walk_lock); // S14

@@ -237,6 +237,50 @@ inline void* map_aligned(map_pages_fn map, std::size_t bytes, std::size_t alignm
     return raw + lead;
 }
 
+/// Does os_map_aligned_guarded put a guard page below its range? Linux only.
+#if defined(_WIN32)
+inline constexpr bool os_guard_pages = false;
+#else
+inline constexpr bool os_guard_pages = true;
+#endif
+
+/// map_aligned's OS pages with a guard page below them: a page of no access right before
+/// the aligned range, so that a write running past the end of whatever lies below (a
+/// block of another mapping, the segment below) stops there and never reaches the range's
+/// first bytes (a segment's headers, layout/span_types.hpp). It costs an mprotect and an
+/// area of the process's map, no memory; only the range counts (MA1). Without
+/// os_guard_pages it is map_aligned's mapping. Given back by os_unmap_guarded.
+inline void* os_map_aligned_guarded(std::size_t bytes, std::size_t alignment) noexcept {
+#if defined(_WIN32)
+    return map_aligned(&os_map_pages, bytes, alignment);
+#else
+    if (!os_memory.admit_mapping(bytes))
+        return nullptr;
+    auto* const raw = static_cast<std::byte*>(os_map_uncounted(bytes + alignment + os_page_bytes));
+    if (raw == nullptr) {
+        os_memory.unmapped(bytes);
+        return nullptr;
+    }
+    const auto a = reinterpret_cast<std::uintptr_t>(raw) + os_page_bytes;
+    const std::size_t lead = (alignment - (a & (alignment - 1))) & (alignment - 1);
+    std::byte* const start = raw + os_page_bytes + lead;
+    if (lead != 0)
+        os_unmap_uncounted(raw, lead);
+    os_unmap_uncounted(start + bytes, alignment - lead);
+    (void)::mprotect(start - os_page_bytes, os_page_bytes, PROT_NONE); // refused: unguarded
+    return start;
+#endif
+}
+/// A range of os_map_aligned_guarded goes back to the OS, its guard page with it.
+inline void os_unmap_guarded(void* p, std::size_t bytes) noexcept {
+    if constexpr (os_guard_pages) {
+        os_memory.unmapped(bytes);
+        os_unmap_uncounted(static_cast<std::byte*>(p) - os_page_bytes, bytes + os_page_bytes);
+    } else {
+        os_unmap_pages(p, bytes);
+    }
+}
+
 /// A transparent huge page on x86-64 Linux: the alignment a big mapping takes so that
 /// each aligned 2 MiB of it may be one.
 inline constexpr std::size_t os_huge_page_bytes = std::size_t{2} << 20;

@@ -1,0 +1,158 @@
+// sta-pool: blocks between guard pages — the hardened drop-in's big blocks and its sampled
+// allocations (c_api/hardened_heap.hpp). Each block is a mapping of its own (Linux):
+//
+//   +-------+--------+----------------------------------------+-------+
+//   | guard | record | data pages: ... [header | block      ] | guard |
+//   +-------+--------+----------------------------------------+-------+
+//   no access                                   the block ends at  no access
+//                                               the data's end, rounded down to
+//                                               its alignment: a write past it faults
+//
+//   header (the 16 bytes before the block; on the record page when the block starts a
+//   page):   [ header_tag(p) ^ guarded_live_lead | the bytes asked for ]
+//   record (the page before the block's first page, the mapping's own):
+//            [ the mapping's start | its length ]
+//
+// Invariants:
+//  GB1 A live guarded block's header decodes to guarded_live_lead (c_api/c_common.hpp's
+//      tag: a program cannot write one without the process's secret); no other block's
+//      header decodes to it (c_span_heap's leads are 0, header_freed, or a power of two
+//      of 16 or more).
+//  GB2 Freed, the block's data pages lose all access and their memory at once (a read
+//      or write after free faults) and its header, where it lies on the record page,
+//      decodes to guarded_freed_lead; the mapping stays reserved until guarded_freed_ring::kept
+//      later frees of guarded blocks have come (the ring below), then goes back to the OS.
+#pragma once
+
+#include "sta/detail/c_api/c_common.hpp"
+#include "sta/detail/os/pages.hpp"
+#include "sta/detail/pool/state.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+#endif
+
+namespace sta::detail {
+
+/// The header leads of guarded blocks (GB1, GB2): between header_freed and the aligned
+/// blocks' leads of 16 or more.
+inline constexpr std::size_t guarded_live_lead = 2;
+inline constexpr std::size_t guarded_freed_lead = 3;
+static_assert(guarded_live_lead != header_freed && guarded_freed_lead != header_freed);
+
+/// A guarded block's mapping (the record page holds it).
+struct guarded_mapping {
+    std::byte* base = nullptr;
+    std::size_t length = 0;
+};
+/// The mappings of freed guarded blocks kept reserved, without access, before they go
+/// back to the OS (GB2): a use after free of any of the last `kept` faults.
+struct guarded_freed_ring {
+    static constexpr std::size_t kept = 64;
+    spin_lock lock;
+    guarded_mapping ring[kept] = {};
+    std::size_t next = 0;
+};
+inline constinit guarded_freed_ring guarded_freed{};
+
+struct guarded_block {
+
+    /// The lead p's header decodes to (it must lie in readable memory: the caller knows p
+    /// is no pooled block).
+    static std::size_t lead_of(const void* p) noexcept {
+        std::size_t word;
+        std::memcpy(&word, static_cast<const std::byte*>(p) - 16, sizeof word);
+        return word ^ header_tag(p);
+    }
+    /// The bytes asked for (GB1).
+    static std::size_t size_of(const void* p) noexcept {
+        std::size_t bytes;
+        std::memcpy(&bytes, static_cast<const std::byte*>(p) - 8, sizeof bytes);
+        return bytes;
+    }
+
+    /// `bytes` aligned to `alignment` (a power of two up to a page), ending at the end of
+    /// its data pages, between guard pages; nullptr when the OS refuses.
+    static void* alloc(std::size_t bytes, std::size_t alignment) noexcept {
+#if defined(_WIN32)
+        (void)bytes, (void)alignment;
+        return nullptr;
+#else
+        const std::size_t data = os_round_up(bytes + alignment - 1);
+        const std::size_t length = data + 3 * os_page_bytes;
+        if (!os_memory.admit_mapping(data + os_page_bytes))
+            return nullptr;
+        void* const reserved =
+            ::mmap(nullptr, length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        auto* const base = static_cast<std::byte*>(reserved);
+        if (reserved == MAP_FAILED ||
+            ::mprotect(base + os_page_bytes, data + os_page_bytes, PROT_READ | PROT_WRITE) != 0) {
+            if (reserved != MAP_FAILED)
+                ::munmap(reserved, length);
+            os_memory.unmapped(data + os_page_bytes);
+            return nullptr;
+        }
+        std::byte* const end = base + 2 * os_page_bytes + data;
+        auto* const p = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end - bytes) &
+                                                     ~(alignment - 1));
+        guarded_mapping r{base, length};
+        std::memcpy(record_of(p), &r, sizeof r);
+        const std::size_t word = header_tag(p) ^ guarded_live_lead;
+        std::memcpy(p - 16, &word, sizeof word);
+        std::memcpy(p - 8, &bytes, sizeof bytes);
+        os_memory.big_taken(data + os_page_bytes);
+        return p;
+#endif
+    }
+
+    /// A live guarded block (GB1) is freed (GB2).
+    static void free(void* p) noexcept {
+#if !defined(_WIN32)
+        guarded_mapping r;
+        std::memcpy(&r, record_of(p), sizeof r);
+        auto* const first = static_cast<std::byte*>(record_of(p)) + os_page_bytes;
+        const std::size_t counted = r.length - 2 * os_page_bytes;
+        if (reinterpret_cast<std::uintptr_t>(p) % os_page_bytes == 0) { // header on the record
+            const std::size_t word = header_tag(p) ^ guarded_freed_lead;
+            std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
+        }
+        // The data pages: no access, no memory (one call: a fresh mapping over them).
+        (void)::mmap(first, r.base + r.length - os_page_bytes - first, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        os_memory.big_freed(counted);
+        os_memory.unmapped(counted);
+        guarded_mapping out{};
+        {
+            const spin_guard held(guarded_freed.lock);
+            out = guarded_freed.ring[guarded_freed.next];
+            guarded_freed.ring[guarded_freed.next] = r;
+            guarded_freed.next = (guarded_freed.next + 1) % guarded_freed_ring::kept;
+        }
+        if (out.base != nullptr)
+            ::munmap(out.base, out.length);
+#else
+        (void)p;
+#endif
+    }
+
+  private:
+    static void* record_of(const void* p) noexcept {
+        return reinterpret_cast<void*>(
+            (reinterpret_cast<std::uintptr_t>(p) & ~(os_page_bytes - 1)) - os_page_bytes);
+    }
+
+  public:
+    /// fork(): no other thread holds the ring's lock in the child.
+    static void before_fork() noexcept {
+        guarded_freed.lock.lock();
+    }
+    static void after_fork() noexcept {
+        guarded_freed.lock.unlock();
+    }
+};
+
+} // namespace sta::detail

@@ -1,0 +1,478 @@
+// sta-pool: the hardened drop-in's semantics (libsta_malloc-hardened.so, issue 41) — the
+// drop-in's heap (c_api/malloc_heap.hpp) with the defences of a hardened allocator around
+// it, each an option (hardened_options, docs/malloc.md "The hardened library"):
+//
+//   canary      malloc(n) takes n + 8 from the heap; the block's last 8 bytes hold a
+//               canary keyed by the process's secret and the block's address, checked at
+//               its free and realloc: a write past the end of what malloc_usable_size
+//               says is refused.
+//   zero        a free writes zeros over the block (a read after free reads zeros).
+//   quarantine  a freed block (up to quarantine_max_block) is not freed yet: it waits,
+//               zeroed and marked, among the last quarantine bytes freed, and leaves at
+//               random (so reuse follows no order an attacker can predict), checked: a
+//               block written after its free is refused then, or at exit.
+//   sample      one allocation in sample_rate is a guarded block (c_api/guarded_block.hpp):
+//               an overflow past it, or a use after free, faults (GWP-ASan's idea).
+//   guard_big   every block above page_bytes / 2 is a guarded block.
+//   sizes       a sized delete, free_sized and free_aligned_sized must name the block's
+//               size: anything else is refused.
+//
+//   a pooled or heap block, live:                  in quarantine:
+//   +--------------------------------+--------+    +-----------+--------------------------+
+//   | the caller's usable bytes      | canary |    | held_mark | zeros ...                |
+//   +--------------------------------+--------+    +-----------+--------------------------+
+//   ^ p                usable_size(p) ^             word 0: quarantine_mark(p), keyed
+//
+// Invariants:
+//  HH1 Every block the hardened heap hands out that is not guarded was allocated from
+//      the heap with `extra` bytes more (8 with the canary, 0 without; fixed at the
+//      first call), and with the canary its last 8 bytes hold canary_of(p) while it lives.
+//  HH2 A block in quarantine is live to the heap beneath, holds quarantine_mark(p) in
+//      its first word and zeros in every other byte it holds (with zero on) until it
+//      leaves, and is in exactly one of: a thread's held batch, the shared ring.
+//  HH3 The ring holds at most ring_blocks blocks and at most `quarantine` bytes; a block
+//      leaves it at a random place.
+#pragma once
+
+#include "sta/detail/c_api/guarded_block.hpp"
+#include "sta/detail/c_api/malloc_heap.hpp"
+#include "sta/detail/diag/misuse.hpp"
+#include "sta/detail/os/process_secret.hpp"
+#include "sta/detail/os/thread_exit.hpp"
+#include "sta/detail/pool/state.hpp"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace sta::detail {
+
+/// The hardened heap's options (docs/malloc.md): read from the environment at its first
+/// call, fixed from then on.
+struct hardened_options {
+    bool canary = true;
+    bool zero = true;
+    std::size_t quarantine = std::size_t{4} << 20;            // bytes; 0: none
+    std::size_t quarantine_max_block = std::size_t{64} << 10; // larger blocks skip it
+    std::uint32_t sample_rate = 1000;                         // 0: none
+    bool guard_big = true;
+    bool sizes = true;
+};
+
+template <class Base>
+struct hardened_heap {
+    static constexpr std::size_t ring_blocks = 4096;
+    static constexpr std::uint32_t batch_blocks = 32;
+
+    // ---- the C functions -------------------------------------------------------------
+
+    static void* malloc(std::size_t bytes) noexcept {
+        ready();
+        thread_part& t = mine;
+        if (options.sample_rate != 0 && --t.countdown < 0) [[unlikely]]
+            if (void* const p = sample(t, bytes))
+                return p;
+        if (big(bytes))
+            return guarded(bytes, 16);
+        if (bytes > Base::max_request - extra)
+            return out_of_memory();
+        return armed(Base::malloc(bytes + extra));
+    }
+
+    static void free(void* p) noexcept {
+        if (p == nullptr)
+            return;
+        ready();
+        if (is_guarded(p, "free()"))
+            return guarded_block::free(p);
+        const std::size_t held = live_held(p, "free()");
+        retire(p, held);
+    }
+
+    static void* calloc(std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        void* const p = malloc(bytes);
+        if (p != nullptr && !is_guarded_fresh(p))
+            std::memset(p, 0, bytes);
+        return p;
+    }
+
+    static void* realloc(void* p, std::size_t bytes) noexcept {
+        if (p == nullptr)
+            return malloc(bytes);
+        ready();
+        if (bytes == 0) { // glibc: frees p, returns NULL
+            free(p);
+            return nullptr;
+        }
+        std::size_t usable;
+        if (is_guarded(p, "realloc()")) {
+            usable = guarded_block::size_of(p);
+        } else {
+            const std::size_t held = live_held(p, "realloc()");
+            usable = held - extra;
+            // In place where malloc(bytes) would take the same class: the canary stays at
+            // the block's end (HH1), and a sized free of `bytes` names the block.
+            if (is_pool_segment(p) && bytes <= usable && !big(bytes) &&
+                Base::good_size(bytes + extra) == held)
+                return p;
+        }
+        void* const q = malloc(bytes);
+        if (q == nullptr)
+            return nullptr; // p untouched
+        std::memcpy(q, p, bytes < usable ? bytes : usable);
+        free(p);
+        return q;
+    }
+
+    static void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        return realloc(p, bytes);
+    }
+
+    static void* memalign(std::size_t alignment, std::size_t bytes) noexcept {
+        ready();
+        if (alignment <= 16)
+            return malloc(bytes);
+        if (big(bytes) && alignment <= os_page_bytes && alignment <= SIZE_MAX / 2 + 1)
+            return guarded(bytes, std::bit_ceil(alignment));
+        if (bytes > Base::max_request - extra)
+            return out_of_memory();
+        return armed(Base::memalign(alignment, bytes + extra));
+    }
+    static int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
+        if (alignment == 0 || alignment % sizeof(void*) != 0 || !std::has_single_bit(alignment))
+            return EINVAL;
+        const int saved = errno;
+        void* const p = memalign(alignment, bytes);
+        errno = saved;
+        if (p == nullptr)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    static void* valloc(std::size_t bytes) noexcept { return memalign(os_page_bytes, bytes); }
+    static void* pvalloc(std::size_t bytes) noexcept {
+        if (bytes > Base::max_request - os_page_bytes)
+            return out_of_memory();
+        const std::size_t pages = os_round_up(bytes);
+        return memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
+    }
+
+    static std::size_t usable_size(const void* p) noexcept {
+        if (p == nullptr)
+            return 0;
+        ready();
+        if (is_guarded(p, "malloc_usable_size()"))
+            return guarded_block::size_of(p);
+        return live_held(p, "malloc_usable_size()") - extra;
+    }
+    static std::size_t good_size(std::size_t bytes) noexcept {
+        ready();
+        if (big(bytes))
+            return bytes;
+        return Base::good_size(bytes + extra) - extra;
+    }
+
+    /// operator delete(p, bytes): the size checked (option `sizes`), then free.
+    static void free_sized(void* p, std::size_t bytes) noexcept {
+        free_described(p, bytes, true, "operator delete()");
+    }
+    static void free_sized_c23(void* p, std::size_t bytes) noexcept {
+        free_described(p, bytes == 0 ? 1 : bytes, true, "free_sized()");
+    }
+    /// An aligned block's class is its aligned request's: the size must fit it.
+    static void free_aligned_sized(void* p, std::size_t alignment, std::size_t bytes) noexcept {
+        if (p != nullptr && alignment > 1 &&
+            (reinterpret_cast<std::uintptr_t>(p) & (alignment - 1)) != 0)
+            report_bad_size("sta_malloc", "free_aligned_sized()", p, "alignment", alignment,
+                            usable_size(p));
+        free_described(p, bytes == 0 ? 1 : bytes, false, "free_aligned_sized()");
+    }
+
+    // ---- the library's life ----------------------------------------------------------
+
+    /// The calling thread ends: its held batch goes to the ring (os/thread_exit.hpp).
+    static void thread_exit(void*) noexcept {
+        thread_part& t = mine;
+        t.at_exit = false;
+        if (t.count != 0)
+            flush(t);
+    }
+    /// At exit: every block in quarantine (the ring, the calling thread's batch) must be
+    /// as its free left it (HH2); one written after its free is refused.
+    static void check_at_exit() noexcept {
+        thread_part& t = mine;
+        for (std::uint32_t i = 0; i < t.count; ++i)
+            check_pristine(t.held[i]);
+        const spin_guard held(ring.lock);
+        for (std::size_t i = 0; i < ring.count; ++i)
+            check_pristine(ring.blocks[i]);
+    }
+    static void before_fork() noexcept {
+        ring.lock.lock();
+        guarded_block::before_fork();
+    }
+    static void after_fork() noexcept {
+        guarded_block::after_fork();
+        ring.lock.unlock();
+    }
+
+    /// The options, read once (the first call, or the library's load, whichever first).
+    static hardened_options read_options() noexcept;
+    static inline hardened_options options{};
+
+  private:
+    /// The bytes each block has beyond what its caller asked for (HH1).
+    static inline std::size_t extra = 8;
+    static inline bool options_read = false;
+
+    struct thread_part {
+        void* held[batch_blocks];
+        std::uint32_t count = 0;
+        /// Allocations before the thread's next sample; -1 before its first allocation.
+        std::int32_t countdown = -1;
+        bool at_exit = false; // its batch goes to the ring when it ends
+    };
+    STA_TLS_MODEL static constinit inline thread_local thread_part mine{};
+
+    struct shared_ring {
+        spin_lock lock;
+        void* blocks[ring_blocks] = {};
+        std::size_t count = 0;
+        std::size_t bytes = 0;
+        std::uint64_t random = 0;
+    };
+    static inline constinit shared_ring ring{};
+
+    STA_FORCE_INLINE static void ready() noexcept {
+        if (!options_read) [[unlikely]]
+            set_options(read_options());
+    }
+    STA_NOINLINE static void set_options(const hardened_options& o) noexcept {
+        options = o;
+        extra = o.canary ? 8 : 0;
+        ring.random = process_secret();
+        options_read = true;
+    }
+
+    /// The countdown ran out: this allocation is a guarded block, and the next sample
+    /// is sample_rate allocations later. A thread's first allocation draws where its
+    /// first sample falls (uniform in its first sample_rate allocations).
+    STA_NOINLINE static void* sample(thread_part& t, std::size_t bytes) noexcept {
+        const std::uint32_t rate = options.sample_rate;
+        if (t.countdown < -1) {
+            const auto first = static_cast<std::int32_t>(
+                mix64(reinterpret_cast<std::uintptr_t>(&t) ^ process_secret()) % rate);
+            t.countdown = first - 1; // this allocation counts
+            if (first != 0)
+                return nullptr;
+        }
+        t.countdown = static_cast<std::int32_t>(rate) - 1;
+        if (bytes == 0 || bytes > Base::max_request)
+            return nullptr;
+        return guarded_block::alloc(bytes, 16);
+    }
+
+    /// The drop-in's big blocks: above the private heap's tier (next_tiers.hpp).
+    static bool big(std::size_t bytes) noexcept {
+        return options.guard_big && bytes > default_page_bytes / 2;
+    }
+    static void* guarded(std::size_t bytes, std::size_t alignment) noexcept {
+        if (bytes > Base::max_request)
+            return out_of_memory();
+        void* const p = guarded_block::alloc(bytes, alignment);
+        return p != nullptr ? p : out_of_memory();
+    }
+    /// A guarded block's memory is fresh from the OS: zero.
+    static bool is_guarded_fresh(const void* p) noexcept {
+        return !is_pool_segment(p) && guarded_block::lead_of(p) == guarded_live_lead;
+    }
+    /// Is p a guarded block (GB1)? One freed already is refused (GB2).
+    static bool is_guarded(const void* p, const char* function) noexcept {
+        if (is_pool_segment(p))
+            return false;
+        const std::size_t lead = guarded_block::lead_of(p);
+        if (lead == guarded_freed_lead)
+            report_bad_free("sta_malloc", function, p, free_verdict::double_free,
+                            guarded_block::size_of(p));
+        return lead == guarded_live_lead;
+    }
+
+    static std::uint64_t canary_of(const void* p) noexcept {
+        return mix64(reinterpret_cast<std::uintptr_t>(p) ^ process_secret()) | 1;
+    }
+    static std::uint64_t quarantine_mark(const void* p) noexcept {
+        return mix64(reinterpret_cast<std::uintptr_t>(p) + process_secret()) | 1;
+    }
+    static std::uint64_t word(const void* p, std::size_t at) noexcept {
+        std::uint64_t w;
+        std::memcpy(&w, static_cast<const std::byte*>(p) + at, sizeof w);
+        return w;
+    }
+    static void set_word(void* p, std::size_t at, std::uint64_t w) noexcept {
+        std::memcpy(static_cast<std::byte*>(p) + at, &w, sizeof w);
+    }
+
+    /// A block from the heap gets its canary (HH1).
+    static void* armed(void* p) noexcept {
+        if (p != nullptr && extra != 0)
+            set_word(p, Base::held_bytes(p) - 8, canary_of(p));
+        return p;
+    }
+
+    /// The bytes p holds, after the checks of a live block: the heap's (a block's start,
+    /// not free), the quarantine's mark (HH2: freed already), the canary (HH1).
+    static std::size_t live_held(const void* p, const char* function) noexcept {
+        Base::check_live(p, function);
+        const std::size_t held = Base::held_bytes(p);
+        if (options.quarantine != 0 && held >= 16 && word(p, 0) == quarantine_mark(p) &&
+            word(p, 8) == 0)
+            report_bad_free("sta_malloc", function, p, free_verdict::double_free, held - extra);
+        if (extra != 0 && word(p, held - 8) != canary_of(p))
+            refuse_overflow(p, held - extra, function);
+        return held;
+    }
+    [[noreturn]] STA_NOINLINE static void refuse_overflow(const void* p, std::size_t usable,
+                                                          const char* function) noexcept {
+        std::fprintf(stderr,
+                     "sta_malloc: %s: block %p (%zu bytes) was written past its end (its "
+                     "canary is gone)\n",
+                     function, p, usable);
+        std::fflush(stderr);
+        std::abort();
+    }
+    [[noreturn]] STA_NOINLINE static void refuse_written(const void* p) noexcept {
+        std::fprintf(stderr,
+                     "sta_malloc: quarantine: block %p was written after its free (or by an "
+                     "overflow of the block before it)\n",
+                     p);
+        std::fflush(stderr);
+        std::abort();
+    }
+
+    /// p, checked and live, is freed: zeroed, and into quarantine or back to the heap.
+    static void retire(void* p, std::size_t held) noexcept {
+        if (options.zero)
+            std::memset(p, 0, held);
+        if (options.quarantine == 0 || held > options.quarantine_max_block || held < 16)
+            return Base::free(p);
+        set_word(p, 0, quarantine_mark(p)); // HH2
+        thread_part& t = mine;
+        if (!t.at_exit) [[unlikely]]
+            t.at_exit = call_at_thread_exit<&thread_exit>(&t);
+        t.held[t.count++] = p;
+        if (t.count == batch_blocks)
+            flush(t);
+    }
+
+    /// The thread's batch goes to the ring; blocks beyond its bounds leave it at random
+    /// (HH3), checked, and go back to the heap outside the lock.
+    STA_NOINLINE static void flush(thread_part& t) noexcept {
+        void* leaving[batch_blocks * 2];
+        std::uint32_t n = 0;
+        {
+            const spin_guard held(ring.lock);
+            for (std::uint32_t i = 0; i < t.count; ++i) {
+                void* const p = t.held[i];
+                const std::size_t bytes = Base::held_bytes(p);
+                while (ring.count != 0 && n < batch_blocks * 2 &&
+                       (ring.count == ring_blocks || ring.bytes + bytes > options.quarantine)) {
+                    const std::size_t at = next_random() % ring.count;
+                    void* const out = ring.blocks[at];
+                    ring.blocks[at] = ring.blocks[--ring.count];
+                    ring.bytes -= Base::held_bytes(out);
+                    leaving[n++] = out;
+                }
+                if (ring.count == ring_blocks) { // the batch outgrew what may leave: p goes
+                    leaving[n++] = p;
+                    continue;
+                }
+                ring.blocks[ring.count++] = p;
+                ring.bytes += bytes;
+            }
+            t.count = 0;
+        }
+        for (std::uint32_t i = 0; i < n; ++i) {
+            check_pristine(leaving[i]);
+            set_word(leaving[i], 0, 0);
+            Base::free(leaving[i]);
+        }
+    }
+    static std::uint64_t next_random() noexcept { // xorshift64, under the ring's lock
+        std::uint64_t x = ring.random;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ring.random = x;
+        return x;
+    }
+    /// HH2: the mark, and zeros everywhere else.
+    static void check_pristine(const void* p) noexcept {
+        const std::size_t held = Base::held_bytes(p);
+        if (word(p, 0) != quarantine_mark(p))
+            refuse_written(p);
+        if (!options.zero)
+            return;
+        std::uint64_t any = 0;
+        for (std::size_t at = 8; at + 8 <= held; at += 8)
+            any |= word(p, at);
+        if (any != 0)
+            refuse_written(p);
+    }
+
+    /// A free that names the block's size: with `exact`, the size malloc, calloc or
+    /// realloc was asked (a pooled block: its class is that size's; another: its header
+    /// holds it), else one the block holds (option `sizes`).
+    static void free_described(void* p, std::size_t bytes, bool exact,
+                               const char* function) noexcept {
+        if (p == nullptr)
+            return;
+        ready();
+        if (options.sizes) {
+            std::size_t usable;
+            bool named;
+            if (is_guarded(p, function)) {
+                usable = guarded_block::size_of(p);
+                named = exact ? bytes == usable : bytes <= usable;
+            } else {
+                const std::size_t held = live_held(p, function);
+                usable = held - extra;
+                named = bytes <= usable &&
+                        (!exact || (is_pool_segment(p) ? Base::good_size(bytes + extra) == held
+                                                       : bytes + extra == held));
+            }
+            if (!named)
+                report_bad_size("sta_malloc", function, p, "size", bytes, usable);
+        }
+        free(p);
+    }
+};
+
+template <class Base>
+hardened_options hardened_heap<Base>::read_options() noexcept {
+    hardened_options o;
+    const auto number = [](const char* name, unsigned long long fallback) {
+        const char* const text = std::getenv(name);
+        if (text == nullptr || *text == '\0')
+            return fallback;
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text, &end, 10);
+        return end != text && *end == '\0' ? value : fallback;
+    };
+    o.canary = number("STA_MALLOC_CANARY", 1) != 0;
+    o.zero = number("STA_MALLOC_ZERO_ON_FREE", 1) != 0;
+    o.quarantine = static_cast<std::size_t>(number("STA_MALLOC_QUARANTINE_KIB", 4096)) << 10;
+    o.sample_rate = static_cast<std::uint32_t>(number("STA_MALLOC_SAMPLE_RATE", 1000));
+    o.guard_big = number("STA_MALLOC_GUARD_BIG", 1) != 0;
+    o.sizes = number("STA_MALLOC_SIZE_CHECKS", 1) != 0;
+    return o;
+}
+
+} // namespace sta::detail
