@@ -381,9 +381,9 @@ else
         "big_buffers, start_up" \
         "($program_reps rounds, $perf_runs sampled with perf)"
     log="$out/programs.log"
-    cmake --build build/bench --target sta_malloc big_buffers start_up >"$log" 2>&1 ||
-        die "building libsta_malloc.so, big_buffers and start_up failed (see $log)"
-    if ! ONLY='' REPS="$program_reps" PERF_RUNS="$perf_runs" JSONL="$out/programs.jsonl" \
+    cmake --build build/bench --target sta_malloc sta_malloc_hardened big_buffers start_up >"$log" 2>&1 ||
+        die "building libsta_malloc.so, libsta_malloc-hardened.so, big_buffers and start_up failed (see $log)"
+    if ! ONLY='' ALLOCATORS='' REPS="$program_reps" PERF_RUNS="$perf_runs" JSONL="$out/programs.jsonl" \
         bench/programs/run_programs.sh \
         "$PWD/build/bench/src/malloc/libsta_malloc.so" >"$out/programs.md" 2>>"$log"; then
         tail -n 10 "$log" >&2

@@ -17,7 +17,8 @@ of its other runs, and a peer whose every run failed has none for that program.
 Allocators: glibc (no preload), every peer scripts/peer_library.sh finds (Debian's
 mimalloc, jemalloc, tcmalloc; mimalloc3, snmalloc, rpmalloc from STA_EXTRA_PEERS_DIR,
 default ../shared/peers; a peer that is not there is named on stderr and left out), and
-sta (the library given, its release checks on).
+sta (the library given, its release checks on) and sta-hardened (libsta_malloc-hardened.so
+beside it, issue 41; like sta, a failed run of it fails the script).
 
 The measure of a program: its own throughput where it runs for a fixed time (larson,
 xmalloc-test, glibc-thread: higher is better) or reports its own figure (rptest's ops a
@@ -81,6 +82,11 @@ def allocators(lib):
             continue
         out.append((name, found.stdout.strip()))
     out.append(("sta", lib))
+    hardened = os.path.join(os.path.dirname(lib), "libsta_malloc-hardened.so")
+    if not os.path.isfile(hardened):
+        die(f"no hardened library at {hardened} (build it: cmake --build <dir> --target "
+            "sta_malloc_hardened)")
+    out.append(("sta-hardened", hardened))
     return out
 
 
@@ -104,6 +110,8 @@ def main():
     ap.add_argument("--lib", default=os.path.join(ROOT, "build/bench/src/malloc/libsta_malloc.so"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="")
+    ap.add_argument("--allocators", default="",
+                    help="only the allocators named (a quick comparison; the report runs all)")
     ap.add_argument("--jsonl", default="")
     args = ap.parse_args()
 
@@ -124,6 +132,10 @@ def main():
             die("the field suite's build.sh failed")
     programs = args.only.split() if args.only else PROGRAMS
     allocs = allocators(os.path.abspath(args.lib))
+    if args.allocators:
+        allocs = [a for a in allocs if a[0] in args.allocators.split()]
+        if not allocs:
+            die(f"--allocators {args.allocators!r} names no allocator of this run")
     runs = {}  # (program, allocator) -> [(value, rss)]
     failed = {}  # (program, allocator) -> [exit status of each failed run]
     shape = {}  # program -> (thr, unit, higher)
@@ -141,7 +153,7 @@ def main():
                     lines = [ln.split() for ln in out.splitlines()
                              if ln.split() and ln.split()[0] == program]
                     if len(lines) != 1 or len(lines[0]) < 5 or lines[0][4] != "0":
-                        if name == "sta" or len(lines) != 1 or len(lines[0]) < 5:
+                        if name.startswith("sta") or len(lines) != 1 or len(lines[0]) < 5:
                             die(f"{program} on {name} failed: {out.strip()[-400:]}")
                         note(f"{program} on {name} failed (exit {lines[0][4]}): counted")
                         failed.setdefault((program, name), []).append(int(lines[0][4]))
@@ -157,6 +169,7 @@ def main():
           "| sta peak RSS KiB | best peer's |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     ratios = {"ST": [], "MT": []}
+    hardened = []  # libsta_malloc-hardened / libsta_malloc, each program's cost
     for program in programs:
         thr, unit, higher = shape[program]
         summary = {}
@@ -178,10 +191,16 @@ def main():
                                         "failed_runs": len(exits), "exits": exits}) + "\n")
         # The best peer: the general-purpose peers' best, glibc shown, not judged (the
         # report's rule, scripts/report/sections/field_suite.py)
-        peers = [n for n, _ in allocs if n not in ("sta", "glibc") and summary[n] is not None]
+        peers = [n for n, _ in allocs
+                 if not n.startswith("sta") and n != "glibc" and summary[n] is not None]
         crashed = [f"{n} failed {len(failed[(program, n)])}×" for n, _ in allocs
                    if (program, n) in failed]
-        sta = summary["sta"]
+        sta = summary.get("sta")
+        if sta is None:
+            continue
+        if summary.get("sta-hardened") is not None: # the hardened library's cost, issue 41
+            h = summary["sta-hardened"][0]
+            hardened.append(h / sta[0] if not higher else sta[0] / h)
         if not peers:
             print(f"| {program} | {thr} | {unit} | {fmt(sta[0])} | no peer ran | n/a | "
                   f"{sta[3]:.0f} | – |")
@@ -194,6 +213,10 @@ def main():
               f"| {fmt(sta[0])} ({fmt(sta[1])}–{fmt(sta[2])}) | {best} {fmt(peer[0])} "
               f"({fmt(peer[1])}–{fmt(peer[2])}){'; ' + ', '.join(crashed) if crashed else ''} "
               f"| {ratio:.2f}× | {sta[3]:.0f} | {peer[3]:.0f} |")
+    if hardened:
+        geo = math.exp(sum(math.log(x) for x in hardened) / len(hardened))
+        print(f"\nGeometric mean of libsta_malloc-hardened / libsta_malloc (cost, every "
+              f"program): **{geo:.3f}×** ({len(hardened)} programs, {args.rounds} rounds)")
     for kind, label in (("ST", "single-threaded (ST, 1T)"), ("MT", "multi-threaded (MT)")):
         if ratios[kind]:
             geo = math.exp(sum(math.log(x) for x in ratios[kind]) / len(ratios[kind]))

@@ -14,6 +14,8 @@
 #               big_buffers)
 #   REPS=5      timed runs per program and allocator
 #   ONLY=<text> only the programs whose name contains it
+#   ALLOCATORS="sta sta-hardened"  only the allocators named (a quick comparison; the
+#               report runs every one)
 #   PERF_RUNS=3 sampled runs per program and allocator (perf record -e cpu-clock), for
 #               the share of the CPU time spent inside the allocator; 0: not measured
 #               (the output says so)
@@ -32,8 +34,9 @@
 # Debian's mimalloc, jemalloc and tcmalloc, then the extra peers mimalloc3, snmalloc and
 # rpmalloc from STA_EXTRA_PEERS_DIR — by LD_PRELOAD of the library it finds (a peer that
 # is not there is left out, with a note on stderr), sta (LD_PRELOAD of libsta_malloc.so,
-# its release checks on: the default) and sta-unchecked (the same libsta_malloc.so with
-# STA_MALLOC_CHECKS=0 in the program's environment: its release checks off, issue 27).
+# its release checks on: the default), sta-unchecked (the same libsta_malloc.so with
+# STA_MALLOC_CHECKS=0 in the program's environment: its release checks off, issue 27) and
+# sta-hardened (libsta_malloc-hardened.so beside it, its defaults: issue 41).
 # LD_PRELOAD, PYTHONMALLOC, STA_MALLOC_STATS and STA_MALLOC_CHECKS are taken out of the
 # environment this script inherits: only the row, the program or the check run below
 # sets them (an exported STA_MALLOC_CHECKS=0 would turn sta's checks off too).
@@ -75,8 +78,8 @@ die() { echo "run_programs.sh: $*" >&2; exit 1; }
 build_dir="$(dirname "$lib")/../.."
 if [[ "$(realpath -m "$lib")" == "$root/build/bench/src/malloc/libsta_malloc.so" ||
     -f "$build_dir/CMakeCache.txt" ]]; then
-    "$root/bench/build_targets.sh" "$build_dir" sta_malloc big_buffers start_up ||
-        die "building sta_malloc, big_buffers and start_up in $build_dir failed (cmake's messages are above)"
+    "$root/bench/build_targets.sh" "$build_dir" sta_malloc sta_malloc_hardened big_buffers start_up ||
+        die "building sta_malloc, sta_malloc_hardened, big_buffers and start_up in $build_dir failed (cmake's messages are above)"
 fi
 [[ -f "$lib" ]] || die "$lib: no such file (build it: cmake --build <dir> --target sta_malloc)"
 lib="$(realpath "$lib")"
@@ -121,7 +124,17 @@ for peer in $("$root/scripts/peer_library.sh" --list); do
 done
 # name=path to preload (empty: none), then optional K=V words for the program's
 # environment after a "|"
-allocators+=("sta=$lib" "sta-unchecked=$lib|STA_MALLOC_CHECKS=0")
+hardened="$(dirname "$lib")/libsta_malloc-hardened.so"
+[[ -f "$hardened" ]] || die "$hardened: no such file (build it: cmake --build <dir> --target sta_malloc_hardened)"
+allocators+=("sta=$lib" "sta-unchecked=$lib|STA_MALLOC_CHECKS=0" "sta-hardened=$hardened")
+if [[ -n "${ALLOCATORS:-}" ]]; then # keep the rows named there
+    kept=()
+    for entry in "${allocators[@]}"; do
+        [[ " $ALLOCATORS " == *" ${entry%%=*} "* ]] && kept+=("$entry")
+    done
+    ((${#kept[@]} != 0)) || die "ALLOCATORS=$ALLOCATORS names no allocator of this run"
+    allocators=("${kept[@]}")
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/sta_programs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -33,6 +33,10 @@ STA_MALLOC_ROW = "sta-malloc"
 # row of the unchanged programs, the pool's own (is_pool), never a peer; only the measures
 # of the checks' cost (sections/programs.py) name it beside ours.
 STA_MALLOC_UNCHECKED_ROW = "sta-malloc-unchecked"
+# libsta_malloc-hardened.so (issue 41): a row of the unchanged programs and of the field
+# suite, the pool's own (is_pool), never a peer; the hardened library's cost measures
+# compare it with STA_MALLOC_ROW.
+STA_MALLOC_HARDENED_ROW = "sta-malloc-hardened"
 
 # A peer and the allocator names it is measured under in the results. A peer's figure
 # for a measure is the fastest of its variants.
@@ -64,6 +68,7 @@ GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::p
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
               "seed mode": "the seed's mode (threads::one_owner)",
               "checks off": "checks off",
+              "default": "libsta_malloc.so's speed (at most 10 % slower)",
               "heap box": "the interlocked heap box"}
 # Peers measured by running the `malloc` rows of the same binaries under LD_PRELOAD.
 PRELOAD_PEERS = DEBIAN_PEERS + EXTRA_PEERS
@@ -80,6 +85,7 @@ PRETTY = {
     "sta-spans+prefault": "sta (spans, prefault)",
     STA_MALLOC_ROW: "libsta_malloc.so (LD_PRELOAD)",
     STA_MALLOC_UNCHECKED_ROW: "libsta_malloc.so (checks off)",
+    STA_MALLOC_HARDENED_ROW: "libsta_malloc-hardened.so (LD_PRELOAD)",
     SEED_ROW: "sta (spans, seed mode: threads::one_owner)",
     "bstr-original": "original CComBSTR",
     "malloc": "glibc malloc",
@@ -481,7 +487,7 @@ def cond_text(target, c):
     if c.bound == "at_most":
         return f"{prefix}≤{c.threshold:g}×"
     if c.bound == "at_least":
-        return f"{prefix}≥{c.threshold:g}× the best peer of each program"
+        return f"{prefix}≥{c.threshold:g}× {GROUP_TEXT[c.group] if c.group else 'the best peer of each program'}"
     if c.bound == "share_at_most":
         margin = f" + {100 * c.threshold:g} points" if c.threshold else ""
         return f"{prefix}≤ {GROUP_TEXT[c.group]}{margin}"

@@ -638,40 +638,32 @@ TYPED_TEST(CSpanHeap, MarkedFreesRefuseAFreeBlockOverwritten) {
 TYPED_TEST(CSpanHeap, MarkedFreesRefuseALinkWrittenAfterFree) {
     FRESH_MARKED_SPAN_HEAP;
     alignas(64) static std::byte target[256];
-    EXPECT_DEATH(
-        {
-            void* a = heap::malloc(32);
-            void* p = heap::malloc(32);
-            heap::free(a);
-            heap::free(p);
-            sta::detail::hooks::store_link(p, target + 64);
-            (void)heap::malloc(32);
-        },
-        "malloc\\(\\): free block .+ was overwritten");
-    EXPECT_DEATH(
-        {
-            void* a = heap::malloc(32);
-            void* p = heap::malloc(32);
-            heap::free(a);
-            heap::free(p);
-            const auto link = reinterpret_cast<std::uintptr_t>(sta::detail::hooks::load_link(p));
-            sta::detail::hooks::store_link(p, reinterpret_cast<void*>(link ^ 0x40)); // low byte
-            (void)heap::malloc(32);
-        },
-        "malloc\\(\\): free block .+ was overwritten");
-    EXPECT_DEATH(
-        {
-            void* a = heap::malloc(32);
-            void* p = heap::malloc(32);
-            heap::free(a);
-            heap::free(p);
-            constexpr std::uint64_t unkeyed = 0xa5f15e3d9c2b7e01ull; // a constant mark's
-            sta::detail::hooks::store_mark(target + 64, unkeyed);
-            sta::detail::hooks::store_link(p, target + 64);
-            sta::detail::hooks::store_mark(p, unkeyed);
-            (void)heap::malloc(32);
-        },
-        "malloc\\(\\): free block .+ was overwritten");
+    // Two blocks freed onto the class's cache, the later one written as `write` says, then
+    // the malloc that pops it.
+    const auto pop_after = [](auto write) {
+        void* a = heap::malloc(32);
+        void* p = heap::malloc(32);
+        heap::free(a);
+        heap::free(p);
+        write(p);
+        (void)heap::malloc(32);
+    };
+    const char* const refused = "malloc\\(\\): free block .+ was overwritten";
+    EXPECT_DEATH(pop_after([](void* p) { sta::detail::hooks::store_link(p, target + 64); }),
+                 refused);
+    EXPECT_DEATH(pop_after([](void* p) { // the link's low byte
+                     const auto link =
+                         reinterpret_cast<std::uintptr_t>(sta::detail::hooks::load_link(p));
+                     sta::detail::hooks::store_link(p, reinterpret_cast<void*>(link ^ 0x40));
+                 }),
+                 refused);
+    EXPECT_DEATH(pop_after([](void* p) {
+                     constexpr std::uint64_t unkeyed = 0xa5f15e3d9c2b7e01ull; // a constant mark's
+                     sta::detail::hooks::store_mark(target + 64, unkeyed);
+                     sta::detail::hooks::store_link(p, target + 64);
+                     sta::detail::hooks::store_mark(p, unkeyed);
+                 }),
+                 refused);
 }
 
 // M5: the key is the process's secret: odd, and the same at every call.

@@ -7,7 +7,7 @@ it. libsta_malloc.so is the span layout: judged there only."""
 import math
 import os
 
-from ..core import (PRELOAD_PEERS, STA_MALLOC_ROW, Cond, ReportError, Target, check, fmt,
+from ..core import (PRELOAD_PEERS, STA_MALLOC_HARDENED_ROW, STA_MALLOC_ROW, Cond, ReportError, Target, check, fmt,
                     fx, make_measure, md_table, missing_rows, peer_list, preloaded, pretty,
                     read_lines, skipped_note)
 
@@ -17,8 +17,12 @@ SKIP = "field_suite"  # the --skip key: ../shared/field-suite is not beside the 
 # ST_TARGET; every multi-threaded program at least MT_TARGET against its best peer.
 ST_TARGET = 1.1
 MT_TARGET = 1.0
+# The hardened library (issue 41): at least HARDENED_SPEED times the default library's
+# speed (its cost / the hardened one's), the geometric mean over every program.
+HARDENED_SPEED = 0.91  # at most 10 % slower: 1 / 1.1, rounded up
 # The runner's allocator names -> the report's.
-NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW}, **{p: p for p in PRELOAD_PEERS})
+NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW, "sta-hardened": STA_MALLOC_HARDENED_ROW},
+             **{p: p for p in PRELOAD_PEERS})
 
 
 def load(data, results):
@@ -103,6 +107,18 @@ def st_geomean(data):
     return None if not ratios or None in ratios else geomean(ratios)
 
 
+def hardened_speed(data):
+    """The geometric mean over every program of libsta_malloc's cost / the hardened
+    library's (None when a program has no hardened figure)."""
+    ratios = []
+    for entry in data.field.values():
+        ours, hardened = cost(entry, STA_MALLOC_ROW), cost(entry, STA_MALLOC_HARDENED_ROW)
+        if not ours or not hardened:
+            return None
+        ratios.append(ours / hardened)
+    return geomean(ratios)
+
+
 def measures(data, layout):
     """libsta_malloc.so is one build, the same in both layouts. field/<program>: the costs;
     field/st_geomean: st_geomean() as ours."""
@@ -114,6 +130,8 @@ def measures(data, layout):
            for program, entry in data.field.items()]
     out.append(make_measure("field/st_geomean", "field suite, single-threaded geometric mean "
                             "of best peer / libsta_malloc", "×", st_geomean(data), {}))
+    out.append(make_measure("field/hardened", "field suite, libsta_malloc-hardened's speed / "
+                            "libsta_malloc's (geometric mean)", "×", hardened_speed(data), {}))
     return out
 
 
@@ -129,7 +147,20 @@ def targets(data):
                ("spans",)),
         Target("field_suite_mt", "the field suite, each multi-threaded program", why_field,
                [Cond(f"field/{p}", "general", "faster", MT_TARGET, p) for p in mt],
+               ("spans",)),
+        Target("field_suite_hardened", "the hardened library on the field suite (issue 41; "
+               "libsta_malloc-hardened.so's speed / libsta_malloc.so's, the geometric mean of "
+               "every program)", why_hardened,
+               [Cond("field/hardened", "default", "at_least", HARDENED_SPEED, "geometric mean")],
                ("spans",))]
+
+
+def why_hardened(data, v):
+    per = [f"{program} {fx(cost(e, STA_MALLOC_HARDENED_ROW) / cost(e, STA_MALLOC_ROW))}"
+           for program, e in data.field.items()
+           if cost(e, STA_MALLOC_HARDENED_ROW) and cost(e, STA_MALLOC_ROW)]
+    return ("hardened / default cost: " + ", ".join(per) +
+            f" (their geometric mean at most {1 / HARDENED_SPEED:.2f}× asked)")
 
 
 def why_field(data, v):
@@ -177,10 +208,10 @@ def render(data):
     if SKIP in data.skips:
         return lines + skipped_note(data, SKIP)
     rounds = sorted({len(r["values"]) for e in data.field.values() for r in e["rows"].values()})
-    allocs = ["malloc"] + preloaded(data) + [STA_MALLOC_ROW]
+    allocs = ["malloc"] + preloaded(data) + [STA_MALLOC_ROW, STA_MALLOC_HARDENED_ROW]
     geo = st_geomean(data)
     measures_ = {m.id: m for m in measures(data, "spans")}
-    st_target, mt_target = targets(data)  # the verdicts the targets table gives
+    st_target, mt_target, _ = targets(data)  # the verdicts the targets table gives
     st_ok = all(check(measures_, c).ok for c in st_target.conds)
     mt_ok = all(check(measures_, c).ok for c in mt_target.conds)
     mt = {p: speedup(data, e) for p, e in data.field.items() if not single_threaded(e)}

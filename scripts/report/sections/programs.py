@@ -2,11 +2,12 @@
 programs.jsonl): Debian's binaries as whole processes under glibc, the peers and
 libsta_malloc.so (LD_PRELOAD), and libsta_malloc.so with its release checks off against
 it (issue 27). libsta_malloc.so is the span layout: judged there only."""
+import math
 import os
 import statistics
 
-from ..core import (DEBIAN_PEERS, GROUPS, PRELOAD_PEERS, STA_MALLOC_ROW,
-                    STA_MALLOC_UNCHECKED_ROW, Cond, Measure, ReportError, Target, best,
+from ..core import (DEBIAN_PEERS, GROUPS, PRELOAD_PEERS, STA_MALLOC_HARDENED_ROW,
+                    STA_MALLOC_ROW, STA_MALLOC_UNCHECKED_ROW, Cond, Measure, ReportError, Target, best,
                     checks_text, extra_peers, fmt, fx, is_pool, make_measure, md_table,
                     missing_rows, peer_list, preloaded, pretty, ratio, read_lines,
                     skipped_note, slug)
@@ -19,10 +20,15 @@ ALLOC_BOUND = 1.15
 # at least CHECKS_NOISE times the wall time of the checks-on run of the same round, in the
 # median round (the bound the programs that are not allocator-bound take as the noise).
 CHECKS_NOISE = 0.97
+# The hardened library (issue 41): at least HARDENED_SPEED times the default library's
+# speed (its wall time / the hardened one's), the geometric mean over the programs of
+# each program's median round.
+HARDENED_SPEED = 0.91  # at most 10 % slower: 1 / 1.1, rounded up
 # The program runner's allocator names -> the report's ("sta-unchecked": the same
 # libsta_malloc.so with STA_MALLOC_CHECKS=0).
 PROGRAM_NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW,
-                      "sta-unchecked": STA_MALLOC_UNCHECKED_ROW},
+                      "sta-unchecked": STA_MALLOC_UNCHECKED_ROW,
+                      "sta-hardened": STA_MALLOC_HARDENED_ROW},
                      **{p: p for p in PRELOAD_PEERS})
 
 
@@ -96,7 +102,23 @@ def measures(data, layout):
         out.append(Measure(f"checks/{p}", f"program {p}: checks off / on, round by round", "×",
                            1.0 if rounds else None,
                            {STA_MALLOC_UNCHECKED_ROW: rounds[0]} if rounds else {}))
+    out.append(Measure("hardened/programs", "the hardened library's speed / the default's "
+                       "(geometric mean of the programs, round by round)", "×",
+                       hardened_speed(data), {}))
     return out
+
+
+def hardened_speed(data):
+    """The geometric mean over the programs of the default library's wall time / the
+    hardened one's, each program's median round (None when a program has no hardened row)."""
+    rounds = [per_round(data, p, STA_MALLOC_HARDENED_ROW) for p in data.program_list]
+    if not rounds or None in rounds:
+        return None
+    return geomean([1 / r[0] for r in rounds])
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def program_spread(data, program):
@@ -154,11 +176,31 @@ def checks_target(data):
                                for p in data.program_list], ("spans",))
 
 
+def hardened_target(data):
+    """The hardened library at least HARDENED_SPEED times the default's speed (issue 41)."""
+    return Target("hardened_programs", "the hardened library on the unchanged programs "
+                  "(issue 41; libsta_malloc-hardened.so's speed / libsta_malloc.so's, the "
+                  "geometric mean of each program's median round)", why_hardened,
+                  [Cond("hardened/programs", "default", "at_least", HARDENED_SPEED,
+                        "geometric mean")], ("spans",))
+
+
+def why_hardened(data, v):
+    per = []
+    for p in data.program_list:
+        r = per_round(data, p, STA_MALLOC_HARDENED_ROW)
+        per.append(f"{p} {fx(r[0]) if r else 'n/a'}")
+    return ("hardened / default time, each program's median round: " + ", ".join(per) +
+            f" (their geometric mean at most {1 / HARDENED_SPEED:.2f}× asked)")
+
+
 def targets(data):
-    """One a program, and the release checks' (none when there are no programs: skipped)."""
+    """One a program, the release checks' and the hardened library's (none when there are
+    no programs: skipped)."""
     if not data.program_list:
         return []
-    return [program_target(data, p) for p in data.program_list] + [checks_target(data)]
+    return [program_target(data, p) for p in data.program_list] + [checks_target(data),
+                                                                    hardened_target(data)]
 
 
 def runs_text(data, alloc, program):
@@ -293,8 +335,8 @@ def render(data):
         "### Every allocator (wall seconds: median, min–max; CPU seconds; peak RSS)", "",
         "CPU seconds (user + system, every thread; the median) count no time spent waiting "
         "for a core, so they move less than wall time when another process runs.", ""]
-    allocs = ["malloc"] + DEBIAN_PEERS + extra_peers(data) + [STA_MALLOC_ROW,
-                                                             STA_MALLOC_UNCHECKED_ROW]
+    allocs = ["malloc"] + DEBIAN_PEERS + extra_peers(data) + [
+        STA_MALLOC_ROW, STA_MALLOC_UNCHECKED_ROW, STA_MALLOC_HARDENED_ROW]
     rows = []
     for p in data.program_list:
         for a in allocs:

@@ -62,7 +62,8 @@ struct hardened_options {
 };
 
 template <class Base>
-struct hardened_heap {
+struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
+    static constexpr std::size_t max_request = Base::max_request;
     static constexpr std::size_t ring_blocks = 4096;
     static constexpr std::uint32_t batch_blocks = 32;
 
@@ -89,16 +90,6 @@ struct hardened_heap {
             return guarded_block::free(p);
         const std::size_t held = live_held(p, "free()");
         retire(p, held);
-    }
-
-    static void* calloc(std::size_t count, std::size_t size) noexcept {
-        std::size_t bytes;
-        if (__builtin_mul_overflow(count, size, &bytes))
-            return out_of_memory();
-        void* const p = malloc(bytes);
-        if (p != nullptr && !is_guarded_fresh(p))
-            std::memset(p, 0, bytes);
-        return p;
     }
 
     static void* realloc(void* p, std::size_t bytes) noexcept {
@@ -129,13 +120,6 @@ struct hardened_heap {
         return q;
     }
 
-    static void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
-        std::size_t bytes;
-        if (__builtin_mul_overflow(count, size, &bytes))
-            return out_of_memory();
-        return realloc(p, bytes);
-    }
-
     static void* memalign(std::size_t alignment, std::size_t bytes) noexcept {
         ready();
         if (alignment <= 16)
@@ -145,24 +129,6 @@ struct hardened_heap {
         if (bytes > Base::max_request - extra)
             return out_of_memory();
         return armed(Base::memalign(alignment, bytes + extra));
-    }
-    static int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
-        if (alignment == 0 || alignment % sizeof(void*) != 0 || !std::has_single_bit(alignment))
-            return EINVAL;
-        const int saved = errno;
-        void* const p = memalign(alignment, bytes);
-        errno = saved;
-        if (p == nullptr)
-            return ENOMEM;
-        *out = p;
-        return 0;
-    }
-    static void* valloc(std::size_t bytes) noexcept { return memalign(os_page_bytes, bytes); }
-    static void* pvalloc(std::size_t bytes) noexcept {
-        if (bytes > Base::max_request - os_page_bytes)
-            return out_of_memory();
-        const std::size_t pages = os_round_up(bytes);
-        return memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
     }
 
     static std::size_t usable_size(const void* p) noexcept {
@@ -290,10 +256,14 @@ struct hardened_heap {
         void* const p = guarded_block::alloc(bytes, alignment);
         return p != nullptr ? p : out_of_memory();
     }
-    /// A guarded block's memory is fresh from the OS: zero.
-    static bool is_guarded_fresh(const void* p) noexcept {
+
+  public:
+    /// calloc's test: a guarded block's memory is fresh from the OS, zero.
+    static bool zero_already(const void* p, std::size_t) noexcept {
         return !is_pool_segment(p) && guarded_block::lead_of(p) == guarded_live_lead;
     }
+
+  private:
     /// Is p a guarded block (GB1)? One freed already is refused (GB2).
     static bool is_guarded(const void* p, const char* function) noexcept {
         if (is_pool_segment(p))

@@ -45,8 +45,56 @@ struct malloc_names {
     static constexpr const char* usable_size = "malloc_usable_size()";
 };
 
+/// The C functions a drop-in heap derives from its own malloc, realloc and memalign
+/// (CRTP: the default heap below, the hardened one of c_api/hardened_heap.hpp): calloc,
+/// reallocarray, posix_memalign, valloc and pvalloc. Heap::zero_already(p, bytes) says
+/// that malloc's block p is zero already (fresh from the OS).
+template <class Heap>
+struct c_derived_functions {
+    static void* calloc(std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        void* const p = Heap::malloc(bytes);
+        if (p != nullptr && !Heap::zero_already(p, bytes))
+            std::memset(p, 0, bytes);
+        return p;
+    }
+
+    static void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+        std::size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return out_of_memory();
+        return Heap::realloc(p, bytes);
+    }
+
+    /// POSIX: EINVAL unless the alignment is a power of two and a multiple of
+    /// sizeof(void*); ENOMEM without memory; *out is set only on success.
+    static int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
+        if (alignment == 0 || alignment % sizeof(void*) != 0 || !std::has_single_bit(alignment))
+            return EINVAL;
+        const int saved = errno;
+        void* const p = Heap::memalign(alignment, bytes);
+        errno = saved;
+        if (p == nullptr)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+
+    static void* valloc(std::size_t bytes) noexcept { return Heap::memalign(os_page_bytes, bytes); }
+
+    /// valloc of the size rounded up to whole pages (one page for 0).
+    static void* pvalloc(std::size_t bytes) noexcept {
+        if (bytes > Heap::max_request - os_page_bytes)
+            return out_of_memory();
+        const std::size_t pages = os_round_up(bytes);
+        return Heap::memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
+    }
+};
+
 template <class Pool>
-struct malloc_heap {
+struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
     using span_heap = c_span_heap<Pool, malloc_names>;
     static constexpr std::size_t max_request = span_heap::max_request;
     /// Alignments up to this much come from a pooled class (the table above).
@@ -91,27 +139,10 @@ struct malloc_heap {
         return span_heap::good_size(at_least_one(bytes));
     }
 
-    static void* calloc(std::size_t count, std::size_t size) noexcept {
-        std::size_t bytes;
-        if (__builtin_mul_overflow(count, size, &bytes))
-            return out_of_memory();
-        void* const p = malloc(bytes);
-        if (p != nullptr && !fresh_from_os(bytes))
-            std::memset(p, 0, bytes);
-        return p;
-    }
-
     static void* realloc(void* p, std::size_t bytes) noexcept {
         if (p == nullptr)
             return malloc(bytes);
         return span_heap::realloc(p, bytes); // bytes == 0 frees p and returns NULL
-    }
-
-    static void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
-        std::size_t bytes;
-        if (__builtin_mul_overflow(count, size, &bytes))
-            return out_of_memory();
-        return realloc(p, bytes);
     }
 
     /// glibc's memalign (and aligned_alloc, which is the same function in glibc 2.36):
@@ -137,30 +168,6 @@ struct malloc_heap {
         return p != nullptr ? p : out_of_memory();
     }
 
-    /// POSIX: EINVAL unless the alignment is a power of two and a multiple of
-    /// sizeof(void*); ENOMEM without memory; *out is set only on success.
-    static int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
-        if (alignment == 0 || alignment % sizeof(void*) != 0 || !std::has_single_bit(alignment))
-            return EINVAL;
-        const int saved = errno;
-        void* const p = memalign(alignment, bytes);
-        errno = saved;
-        if (p == nullptr)
-            return ENOMEM;
-        *out = p;
-        return 0;
-    }
-
-    static void* valloc(std::size_t bytes) noexcept { return memalign(os_page_bytes, bytes); }
-
-    /// valloc of the size rounded up to whole pages (one page for 0).
-    static void* pvalloc(std::size_t bytes) noexcept {
-        if (bytes > max_request - os_page_bytes)
-            return out_of_memory();
-        const std::size_t pages = os_round_up(bytes);
-        return memalign(os_page_bytes, pages == 0 ? os_page_bytes : pages);
-    }
-
     static std::size_t usable_size(const void* p) noexcept { return span_heap::usable_size(p); }
     /// usable_size of a block the caller knows is live, unchecked (the hardened heap's).
     static std::size_t held_bytes(const void* p) noexcept { return span_heap::held_bytes(p); }
@@ -177,10 +184,12 @@ struct malloc_heap {
     static constexpr std::size_t at_least_one(std::size_t bytes) noexcept {
         return bytes == 0 ? 1 : bytes;
     }
+
+  public:
     /// The block malloc just gave for this size came from a fresh OS mapping, already
     /// zero: the big tier maps every block of its own (STA_POOL_BIG_FROM_OS) unless it
-    /// reused a retained mapping (heaps/retained_mappings.hpp).
-    static bool fresh_from_os(std::size_t bytes) noexcept {
+    /// reused a retained mapping (heaps/retained_mappings.hpp). calloc's test.
+    static bool zero_already(const void*, std::size_t bytes) noexcept {
         return STA_POOL_BIG_FROM_OS != 0 && bytes > max_class_bytes &&
                bytes + c_span_header_bytes > Pool::page_bytes() / 2 &&
                !next_tiers<typename Pool::engine>::last_big_was_retained();
