@@ -408,8 +408,11 @@ class basic_memory_pool {
                 const thread_heap_stats heap = st.heap.stats();
                 out.heap_bytes_in_use += heap.bytes_in_use;
                 out.heap_bytes_free += heap.free_bytes;
-            } else {
-                out.heap_bytes_in_use += st.heap.bytes_in_use();
+            } else { // another running thread's: its two counters, the free space derived
+                const std::size_t in_use = st.heap.bytes_in_use();
+                const std::size_t mapped = st.heap.bytes_mapped();
+                out.heap_bytes_in_use += in_use;
+                out.heap_bytes_free += mapped > in_use ? mapped - in_use : 0; // + its headers
             }
         });
         detail::finish_process_stats<classes>(out);

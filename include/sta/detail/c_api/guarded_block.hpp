@@ -18,10 +18,17 @@
 //      tag: a program cannot write one without the process's secret); no other block's
 //      header decodes to it (c_span_heap's leads are 0, header_freed, or a power of two
 //      of 16 or more).
-//  GB2 Freed, the block's data pages lose all access and their memory at once (a read
-//      or write after free faults) and its header, where it lies on the record page,
-//      decodes to guarded_freed_lead; the mapping stays reserved until guarded_freed_ring::kept
-//      later frees of guarded blocks have come (the ring below), then goes back to the OS.
+//  GB2 Freed, the block's data pages lose all access (a read or write after free faults)
+//      and its header, where it lies on the record page, decodes to guarded_freed_lead. A
+//      sampled block's pages lose their memory at once, and its mapping stays reserved
+//      until guarded_freed_ring::kept later frees of sampled blocks have come (the ring
+//      below), then goes back to the OS.
+//  GB3 A big block's mapping is kept as it is, its guard pages around it and its header
+//      decoding to guarded_freed_lead, in guarded_kept (at most `slots` mappings of
+//      max_bytes): the next big block that fits it within a quarter takes it again (no
+//      system call, where a new mapping costs a fault a page); its header then decodes to
+//      guarded_reused_lead, and its bytes are the last owner's (calloc clears them: only
+//      guarded_live_lead is zero already). A use after free of a big block is not caught.
 #pragma once
 
 #include "sta/detail/c_api/c_common.hpp"
@@ -42,7 +49,9 @@ namespace sta::detail {
 /// blocks' leads of 16 or more.
 inline constexpr std::size_t guarded_live_lead = 2;
 inline constexpr std::size_t guarded_freed_lead = 3;
-static_assert(guarded_live_lead != header_freed && guarded_freed_lead != header_freed);
+inline constexpr std::size_t guarded_reused_lead = 4;
+static_assert(guarded_live_lead != header_freed && guarded_freed_lead != header_freed &&
+              guarded_reused_lead != header_freed && guarded_reused_lead < 16);
 
 /// A guarded block's mapping (the record page holds it).
 struct guarded_mapping {
@@ -58,6 +67,15 @@ struct guarded_freed_ring {
     std::size_t next = 0;
 };
 inline constinit guarded_freed_ring guarded_freed{};
+/// Big blocks' mappings kept for the next big block (GB3).
+struct guarded_kept_cache {
+    static constexpr std::size_t slots = 4;
+    static constexpr std::size_t max_bytes = std::size_t{64} << 20;
+    spin_lock lock;
+    guarded_mapping kept[slots] = {};
+    std::size_t next = 0; // the slot a full cache gives up next
+};
+inline constinit guarded_kept_cache guarded_kept{};
 
 struct guarded_block {
 
@@ -83,6 +101,8 @@ struct guarded_block {
         return nullptr;
 #else
         const std::size_t data = os_round_up(bytes + alignment - 1);
+        if (void* const p = reuse(bytes, alignment, data))
+            return p;
         const std::size_t length = data + 3 * os_page_bytes;
         if (!os_memory.admit_mapping(data + os_page_bytes))
             return nullptr;
@@ -96,26 +116,39 @@ struct guarded_block {
             os_memory.unmapped(data + os_page_bytes);
             return nullptr;
         }
-        std::byte* const end = base + 2 * os_page_bytes + data;
-        auto* const p = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end - bytes) &
-                                                     ~(alignment - 1));
-        guarded_mapping r{base, length};
-        std::memcpy(record_of(p), &r, sizeof r);
-        const std::size_t word = header_tag(p) ^ guarded_live_lead;
-        std::memcpy(p - 16, &word, sizeof word);
-        std::memcpy(p - 8, &bytes, sizeof bytes);
         os_memory.big_taken(data + os_page_bytes);
-        return p;
+        return place({base, length}, bytes, alignment, guarded_live_lead);
 #endif
     }
 
-    /// A live guarded block (GB1) is freed (GB2).
-    static void free(void* p) noexcept {
+    /// A live guarded block (GB1) is freed (GB2); a big one's mapping is kept (GB3).
+    static void free(void* p, bool big) noexcept {
 #if !defined(_WIN32)
         guarded_mapping r;
         std::memcpy(&r, record_of(p), sizeof r);
         auto* const first = static_cast<std::byte*>(record_of(p)) + os_page_bytes;
         const std::size_t counted = r.length - 2 * os_page_bytes;
+        os_memory.big_freed(counted);
+        if (big && r.length <= guarded_kept_cache::max_bytes) { // GB3: kept as it is
+            const std::size_t word = header_tag(p) ^ guarded_freed_lead;
+            std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
+            guarded_mapping out{};
+            {
+                const spin_guard held(guarded_kept.lock);
+                std::size_t at = 0;
+                while (at < guarded_kept_cache::slots && guarded_kept.kept[at].base != nullptr)
+                    ++at;
+                if (at == guarded_kept_cache::slots) {
+                    at = guarded_kept.next;
+                    guarded_kept.next = (at + 1) % guarded_kept_cache::slots;
+                    out = guarded_kept.kept[at];
+                }
+                guarded_kept.kept[at] = r;
+            }
+            if (out.base != nullptr)
+                give_back(out);
+            return;
+        }
         if (reinterpret_cast<std::uintptr_t>(p) % os_page_bytes == 0) { // header on the record
             const std::size_t word = header_tag(p) ^ guarded_freed_lead;
             std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
@@ -123,7 +156,6 @@ struct guarded_block {
         // The data pages: no access, no memory (one call: a fresh mapping over them).
         (void)::mmap(first, r.base + r.length - os_page_bytes - first, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-        os_memory.big_freed(counted);
         os_memory.unmapped(counted);
         guarded_mapping out{};
         {
@@ -140,6 +172,52 @@ struct guarded_block {
     }
 
   private:
+    /// The block of `bytes` in mapping r: its record, its header with `lead` (GB1, GB3).
+    static void* place(guarded_mapping r, std::size_t bytes, std::size_t alignment,
+                       std::size_t lead) noexcept {
+        std::byte* const end = r.base + r.length - os_page_bytes;
+        auto* const p = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end - bytes) &
+                                                     ~(alignment - 1));
+        std::memcpy(record_of(p), &r, sizeof r);
+        const std::size_t word = header_tag(p) ^ lead;
+        std::memcpy(p - 16, &word, sizeof word);
+        std::memcpy(p - 8, &bytes, sizeof bytes);
+        return p;
+    }
+    /// A kept mapping whose data pages hold `data` bytes within a quarter, taken again
+    /// (GB3); nullptr when none fits.
+    static void* reuse(std::size_t bytes, std::size_t alignment, std::size_t data) noexcept {
+#if defined(_WIN32)
+        (void)bytes, (void)alignment, (void)data;
+        return nullptr;
+#else
+        guarded_mapping r{};
+        {
+            const spin_guard held(guarded_kept.lock);
+            for (guarded_mapping& k : guarded_kept.kept) {
+                const std::size_t has = k.length - 3 * os_page_bytes;
+                if (k.base != nullptr && has >= data && has - data <= data / 4) {
+                    r = k;
+                    k = {};
+                    break;
+                }
+            }
+        }
+        if (r.base == nullptr)
+            return nullptr;
+        os_memory.big_taken(r.length - 2 * os_page_bytes);
+        return place(r, bytes, alignment, guarded_reused_lead);
+#endif
+    }
+    /// A kept mapping goes back to the OS.
+    static void give_back(guarded_mapping r) noexcept {
+#if !defined(_WIN32)
+        os_memory.unmapped(r.length - 2 * os_page_bytes);
+        ::munmap(r.base, r.length);
+#else
+        (void)r;
+#endif
+    }
     static void* record_of(const void* p) noexcept {
         return reinterpret_cast<void*>(
             (reinterpret_cast<std::uintptr_t>(p) & ~(os_page_bytes - 1)) - os_page_bytes);
@@ -149,8 +227,10 @@ struct guarded_block {
     /// fork(): no other thread holds the ring's lock in the child.
     static void before_fork() noexcept {
         guarded_freed.lock.lock();
+        guarded_kept.lock.lock();
     }
     static void after_fork() noexcept {
+        guarded_kept.lock.unlock();
         guarded_freed.lock.unlock();
     }
 };

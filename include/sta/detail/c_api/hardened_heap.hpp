@@ -8,9 +8,10 @@
 //               says is refused.
 //   zero        a free writes zeros over the block (a read after free reads zeros).
 //   quarantine  a freed block (up to quarantine_max_block) is not freed yet: it waits,
-//               zeroed and marked, among the last quarantine bytes freed, and leaves at
-//               random (so reuse follows no order an attacker can predict), checked: a
-//               block written after its free is refused then, or at exit.
+//               zeroed and marked, in its thread's ring among the last `quarantine` bytes
+//               the thread freed, and leaves at random (so reuse follows no order an
+//               attacker can predict), checked: a block written after its free is refused
+//               then, at its thread's end, or at exit.
 //   sample      one allocation in sample_rate is a guarded block (c_api/guarded_block.hpp):
 //               an overflow past it, or a use after free, faults (GWP-ASan's idea).
 //   guard_big   every block above page_bytes / 2 is a guarded block.
@@ -29,9 +30,11 @@
 //      first call), and with the canary its last 8 bytes hold canary_of(p) while it lives.
 //  HH2 A block in quarantine is live to the heap beneath, holds quarantine_mark(p) in
 //      its first word and zeros in every other byte it holds (with zero on) until it
-//      leaves, and is in exactly one of: a thread's held batch, the shared ring.
-//  HH3 The ring holds at most ring_blocks blocks and at most `quarantine` bytes; a block
-//      leaves it at a random place.
+//      leaves, and is in exactly one thread's ring: the thread that freed it.
+//  HH3 A thread's ring holds at most ring_blocks blocks and at most `quarantine` bytes
+//      (one block more when a single block is larger); a block leaves it at a random
+//      place, and every block leaves it when the thread ends. No lock: a ring is its
+//      thread's.
 #pragma once
 
 #include "sta/detail/c_api/guarded_block.hpp"
@@ -54,9 +57,9 @@ namespace sta::detail {
 struct hardened_options {
     bool canary = true;
     bool zero = true;
-    std::size_t quarantine = std::size_t{4} << 20;            // bytes; 0: none
+    std::size_t quarantine = std::size_t{256} << 10;          // bytes a thread; 0: none
     std::size_t quarantine_max_block = std::size_t{64} << 10; // larger blocks skip it
-    std::uint32_t sample_rate = 1000;                         // 0: none
+    std::uint32_t sample_rate = 50000;                        // 0: none
     bool guard_big = true;
     bool sizes = true;
 };
@@ -64,8 +67,7 @@ struct hardened_options {
 template <class Base>
 struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static constexpr std::size_t max_request = Base::max_request;
-    static constexpr std::size_t ring_blocks = 4096;
-    static constexpr std::uint32_t batch_blocks = 32;
+    static constexpr std::uint32_t ring_blocks = 256;
 
     // ---- the C functions -------------------------------------------------------------
 
@@ -79,7 +81,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return guarded(bytes, 16);
         if (bytes > Base::max_request - extra)
             return out_of_memory();
-        return armed(Base::malloc(bytes + extra));
+        // malloc's block holds good_size's bytes: its class, or the size asked above them
+        return armed(Base::malloc(bytes + extra), Base::good_size(bytes + extra));
     }
 
     static void free(void* p) noexcept {
@@ -87,7 +90,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return;
         ready();
         if (is_guarded(p, "free()"))
-            return guarded_block::free(p);
+            return guarded_block::free(p, big(guarded_block::size_of(p)));
         const std::size_t held = live_held(p, "free()");
         retire(p, held);
     }
@@ -128,7 +131,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return guarded(bytes, std::bit_ceil(alignment));
         if (bytes > Base::max_request - extra)
             return out_of_memory();
-        return armed(Base::memalign(alignment, bytes + extra));
+        void* const p = Base::memalign(alignment, bytes + extra);
+        return armed(p, p != nullptr ? Base::held_bytes(p) : 0);
     }
 
     static std::size_t usable_size(const void* p) noexcept {
@@ -164,31 +168,24 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
 
     // ---- the library's life ----------------------------------------------------------
 
-    /// The calling thread ends: its held batch goes to the ring (os/thread_exit.hpp).
+    /// The calling thread ends: every block of its ring leaves, checked (os/thread_exit.hpp).
     static void thread_exit(void*) noexcept {
         thread_part& t = mine;
         t.at_exit = false;
-        if (t.count != 0)
-            flush(t);
+        while (t.count != 0)
+            leave(t.held[--t.count]);
+        t.bytes = 0;
     }
-    /// At exit: every block in quarantine (the ring, the calling thread's batch) must be
-    /// as its free left it (HH2); one written after its free is refused.
+    /// At exit: every block of the calling thread's ring must be as its free left it
+    /// (HH2); one written after its free is refused. (Another thread's ring is checked
+    /// as its blocks leave, and when that thread ends.)
     static void check_at_exit() noexcept {
-        thread_part& t = mine;
+        const thread_part& t = mine;
         for (std::uint32_t i = 0; i < t.count; ++i)
             check_pristine(t.held[i]);
-        const spin_guard held(ring.lock);
-        for (std::size_t i = 0; i < ring.count; ++i)
-            check_pristine(ring.blocks[i]);
     }
-    static void before_fork() noexcept {
-        ring.lock.lock();
-        guarded_block::before_fork();
-    }
-    static void after_fork() noexcept {
-        guarded_block::after_fork();
-        ring.lock.unlock();
-    }
+    static void before_fork() noexcept { guarded_block::before_fork(); }
+    static void after_fork() noexcept { guarded_block::after_fork(); }
 
     /// The options, read once (the first call, or the library's load, whichever first).
     static hardened_options read_options() noexcept;
@@ -197,25 +194,20 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
   private:
     /// The bytes each block has beyond what its caller asked for (HH1).
     static inline std::size_t extra = 8;
+    /// process_secret() (odd), kept here so that the canary costs no call.
+    static inline std::uint64_t key = 1;
     static inline bool options_read = false;
 
     struct thread_part {
-        void* held[batch_blocks];
+        void* held[ring_blocks]; // the thread's quarantine (HH2, HH3)
         std::uint32_t count = 0;
+        std::size_t bytes = 0;
+        std::uint64_t random = 0; // xorshift64 of the ring's draws; 0: not seeded yet
         /// Allocations before the thread's next sample; -1 before its first allocation.
         std::int32_t countdown = -1;
-        bool at_exit = false; // its batch goes to the ring when it ends
+        bool at_exit = false; // its ring empties when it ends
     };
     STA_TLS_MODEL static constinit inline thread_local thread_part mine{};
-
-    struct shared_ring {
-        spin_lock lock;
-        void* blocks[ring_blocks] = {};
-        std::size_t count = 0;
-        std::size_t bytes = 0;
-        std::uint64_t random = 0;
-    };
-    static inline constinit shared_ring ring{};
 
     STA_FORCE_INLINE static void ready() noexcept {
         if (!options_read) [[unlikely]]
@@ -224,7 +216,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     STA_NOINLINE static void set_options(const hardened_options& o) noexcept {
         options = o;
         extra = o.canary ? 8 : 0;
-        ring.random = process_secret();
+        key = process_secret();
         options_read = true;
     }
 
@@ -272,11 +264,13 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (lead == guarded_freed_lead)
             report_bad_free("sta_malloc", function, p, free_verdict::double_free,
                             guarded_block::size_of(p));
-        return lead == guarded_live_lead;
+        return lead == guarded_live_lead || lead == guarded_reused_lead;
     }
 
+    /// The block's address times the process's key (odd: no two blocks share one; one
+    /// multiply on the paths of every malloc and free).
     static std::uint64_t canary_of(const void* p) noexcept {
-        return mix64(reinterpret_cast<std::uintptr_t>(p) ^ process_secret()) | 1;
+        return reinterpret_cast<std::uintptr_t>(p) * key;
     }
     static std::uint64_t quarantine_mark(const void* p) noexcept {
         return mix64(reinterpret_cast<std::uintptr_t>(p) + process_secret()) | 1;
@@ -290,16 +284,30 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         std::memcpy(static_cast<std::byte*>(p) + at, &w, sizeof w);
     }
 
-    /// A block from the heap gets its canary (HH1).
-    static void* armed(void* p) noexcept {
+    /// A block from the heap, of `held` bytes, gets its canary (HH1).
+    static void* armed(void* p, std::size_t held) noexcept {
         if (p != nullptr && extra != 0)
-            set_word(p, Base::held_bytes(p) - 8, canary_of(p));
+            set_word(p, held - 8, canary_of(p));
         return p;
     }
 
-    /// The bytes p holds, after the checks of a live block: the heap's (a block's start,
-    /// not free), the quarantine's mark (HH2: freed already), the canary (HH1).
-    static std::size_t live_held(const void* p, const char* function) noexcept {
+    /// The bytes p holds, after the checks of a live block. A pooled block's start whose
+    /// canary is there (keyed by its address: a freed block's was zeroed, an interior
+    /// address finds none) and, without zero on free, whose first word is no
+    /// quarantine mark, is live; anything else takes every check (live_held_checked).
+    STA_FORCE_INLINE static std::size_t live_held(const void* p, const char* function) noexcept {
+        if (const std::size_t held = extra != 0 ? Base::pooled_block_held(p) : 0; held != 0)
+            [[likely]] {
+            if (word(p, held - 8) == canary_of(p) && (options.zero || options.quarantine == 0 ||
+                                                      word(p, 0) != quarantine_mark(p))) [[likely]]
+                return held;
+        }
+        return live_held_checked(p, function);
+    }
+    /// The heap's checks (a block's start, not free), the quarantine's mark (HH2: freed
+    /// already), the canary (HH1): the bytes p holds, or one line and abort.
+    STA_NOINLINE static std::size_t live_held_checked(const void* p,
+                                                      const char* function) noexcept {
         Base::check_live(p, function);
         const std::size_t held = Base::held_bytes(p);
         if (options.quarantine != 0 && held >= 16 && word(p, 0) == quarantine_mark(p) &&
@@ -327,60 +335,53 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         std::abort();
     }
 
-    /// p, checked and live, is freed: zeroed, and into quarantine or back to the heap.
+    /// p, checked and live, is freed: zeroed, and into its thread's ring (leaving one
+    /// drawn at random when the ring is full, HH3) or back to the heap.
     static void retire(void* p, std::size_t held) noexcept {
         if (options.zero)
-            std::memset(p, 0, held);
+            zero(p, held);
         if (options.quarantine == 0 || held > options.quarantine_max_block || held < 16)
             return Base::free(p);
         set_word(p, 0, quarantine_mark(p)); // HH2
         thread_part& t = mine;
         if (!t.at_exit) [[unlikely]]
             t.at_exit = call_at_thread_exit<&thread_exit>(&t);
+        while (t.count != 0 && (t.count == ring_blocks || t.bytes + held > options.quarantine)) {
+            const std::uint32_t at = static_cast<std::uint32_t>(next_random(t) % t.count);
+            void* const out = t.held[at];
+            t.held[at] = t.held[--t.count];
+            t.bytes -= Base::held_bytes(out);
+            leave(out);
+        }
         t.held[t.count++] = p;
-        if (t.count == batch_blocks)
-            flush(t);
+        t.bytes += held;
     }
-
-    /// The thread's batch goes to the ring; blocks beyond its bounds leave it at random
-    /// (HH3), checked, and go back to the heap outside the lock.
-    STA_NOINLINE static void flush(thread_part& t) noexcept {
-        void* leaving[batch_blocks * 2];
-        std::uint32_t n = 0;
-        {
-            const spin_guard held(ring.lock);
-            for (std::uint32_t i = 0; i < t.count; ++i) {
-                void* const p = t.held[i];
-                const std::size_t bytes = Base::held_bytes(p);
-                while (ring.count != 0 && n < batch_blocks * 2 &&
-                       (ring.count == ring_blocks || ring.bytes + bytes > options.quarantine)) {
-                    const std::size_t at = next_random() % ring.count;
-                    void* const out = ring.blocks[at];
-                    ring.blocks[at] = ring.blocks[--ring.count];
-                    ring.bytes -= Base::held_bytes(out);
-                    leaving[n++] = out;
-                }
-                if (ring.count == ring_blocks) { // the batch outgrew what may leave: p goes
-                    leaving[n++] = p;
-                    continue;
-                }
-                ring.blocks[ring.count++] = p;
-                ring.bytes += bytes;
-            }
-            t.count = 0;
-        }
-        for (std::uint32_t i = 0; i < n; ++i) {
-            check_pristine(leaving[i]);
-            set_word(leaving[i], 0, 0);
-            Base::free(leaving[i]);
+    /// Zeros over `held` bytes (a multiple of 16): small blocks by stores of their own,
+    /// without a call.
+    static void zero(void* p, std::size_t held) noexcept {
+        if (held > 256)
+            return (void)std::memset(p, 0, held);
+        for (std::size_t at = 0; at < held; at += 16) { // held: a multiple of 16
+            set_word(p, at, 0);
+            set_word(p, at + 8, 0);
+#if defined(__GNUC__)
+            __asm__("" ::: "memory"); // no memset idiom: `rep stos` costs small blocks ~30 cycles
+#endif
         }
     }
-    static std::uint64_t next_random() noexcept { // xorshift64, under the ring's lock
-        std::uint64_t x = ring.random;
+    /// A block leaves quarantine: checked (HH2), unmarked, freed in the heap.
+    static void leave(void* p) noexcept {
+        check_pristine(p);
+        set_word(p, 0, 0);
+        Base::free(p);
+    }
+    static std::uint64_t next_random(thread_part& t) noexcept { // xorshift64
+        std::uint64_t x =
+            t.random != 0 ? t.random : process_secret() ^ reinterpret_cast<std::uintptr_t>(&t);
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        ring.random = x;
+        t.random = x;
         return x;
     }
     /// HH2: the mark, and zeros everywhere else.
@@ -438,8 +439,8 @@ hardened_options hardened_heap<Base>::read_options() noexcept {
     };
     o.canary = number("STA_MALLOC_CANARY", 1) != 0;
     o.zero = number("STA_MALLOC_ZERO_ON_FREE", 1) != 0;
-    o.quarantine = static_cast<std::size_t>(number("STA_MALLOC_QUARANTINE_KIB", 4096)) << 10;
-    o.sample_rate = static_cast<std::uint32_t>(number("STA_MALLOC_SAMPLE_RATE", 1000));
+    o.quarantine = static_cast<std::size_t>(number("STA_MALLOC_QUARANTINE_KIB", 256)) << 10;
+    o.sample_rate = static_cast<std::uint32_t>(number("STA_MALLOC_SAMPLE_RATE", 50000));
     o.guard_big = number("STA_MALLOC_GUARD_BIG", 1) != 0;
     o.sizes = number("STA_MALLOC_SIZE_CHECKS", 1) != 0;
     return o;

@@ -169,6 +169,11 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
     }
 
     static std::size_t usable_size(const void* p) noexcept { return span_heap::usable_size(p); }
+    /// The class bytes of p when it is a pooled block's start (live or not), else 0 (the
+    /// hardened heap's fast test).
+    STA_FORCE_INLINE static std::size_t pooled_block_held(const void* p) noexcept {
+        return span_heap::pooled_block_held(p);
+    }
     /// usable_size of a block the caller knows is live, unchecked (the hardened heap's).
     static std::size_t held_bytes(const void* p) noexcept { return span_heap::held_bytes(p); }
     /// The release checks of realloc and usable_size: p is a live block's start, else one

@@ -227,6 +227,14 @@ struct c_span_heap : private size_header<c_span_header_bytes> {
     static void require_live(const void* p, const char* function) noexcept {
         check_live(p, function);
     }
+    /// The class bytes of p when it is a pooled block's start (its span's boundary, CS1),
+    /// live or not; 0 otherwise. One look at its span.
+    STA_FORCE_INLINE static std::size_t pooled_block_held(const void* p) noexcept {
+        if (!is_pool_segment(p))
+            return 0;
+        const span* const sp = span_of(p);
+        return exact_block_index(sp, p) != no_block ? span_class_bytes(sp) : 0;
+    }
     /// usable_size without the checks, for a block the caller knows is live.
     static std::size_t held_bytes(const void* p) noexcept {
         return is_pool_segment(p) ? pooled_block_bytes(p) : size_of(p);

@@ -92,7 +92,10 @@ struct process_stats {
     std::size_t big_blocks = 0;
     std::size_t bytes_in_use = 0;
     /// Bytes free: blocks ready in spans serving a class, clean spans' pages, the
-    /// private heaps' free space and the kept mappings of freed big blocks.
+    /// private heaps' free space (walked for the calling thread's and the parked pools';
+    /// another running thread's is its heap's mapped bytes less those in use, its blocks'
+    /// headers counted as free; Windows does not tell it) and the kept mappings of freed
+    /// big blocks.
     std::size_t bytes_free_in_spans = 0;
     std::size_t bytes_clean = 0;
     std::size_t heap_bytes_free = 0;
