@@ -18,17 +18,17 @@
 //      tag: a program cannot write one without the process's secret); no other block's
 //      header decodes to it (c_span_heap's leads are 0, header_freed, or a power of two
 //      of 16 or more).
-//  GB2 Freed, the block's data pages lose all access (a read or write after free faults)
-//      and its header, where it lies on the record page, decodes to guarded_freed_lead. A
-//      sampled block's pages lose their memory at once, and its mapping stays reserved
-//      until guarded_freed_ring::kept later frees of sampled blocks have come (the ring
-//      below), then goes back to the OS.
-//  GB3 A big block's mapping is kept as it is, its guard pages around it and its header
-//      decoding to guarded_freed_lead, in guarded_kept (at most `slots` mappings of
-//      max_bytes): the next big block that fits it within a quarter takes it again (no
-//      system call, where a new mapping costs a fault a page); its header then decodes to
-//      guarded_reused_lead, and its bytes are the last owner's (calloc clears them: only
-//      guarded_live_lead is zero already). A use after free of a big block is not caught.
+//  GB2 A freed sampled block's data pages lose all access and their memory at once (a read
+//      or write after free faults), its header, where it lies on the record page, decodes
+//      to guarded_freed_lead, and its mapping stays reserved until 64 later frees of
+//      sampled blocks have come (guarded_freed), then goes back to the OS.
+//  GB3 A freed big block's mapping is kept as it is, its guard pages around it and its
+//      header decoding to guarded_freed_lead, in guarded_kept (at most 4 mappings of up
+//      to max_kept_bytes: 64 MiB at the most): the next big block that fits one within a
+//      quarter takes it again (no system call, where a new mapping costs a fault a page);
+//      its header then decodes to guarded_reused_lead, and its bytes are the last
+//      owner's (calloc clears them: only guarded_live_lead is zero already). A use after
+//      free of a big block is not caught.
 #pragma once
 
 #include "sta/detail/c_api/c_common.hpp"
@@ -58,24 +58,34 @@ struct guarded_mapping {
     std::byte* base = nullptr;
     std::size_t length = 0;
 };
-/// The mappings of freed guarded blocks kept reserved, without access, before they go
-/// back to the OS (GB2): a use after free of any of the last `kept` faults.
-struct guarded_freed_ring {
-    static constexpr std::size_t kept = 64;
+/// The last N mappings put in, under a lock: put() returns the one it pushes out (the
+/// oldest; none while a slot is free). The freed sampled blocks' mappings, reserved
+/// without access (GB2), and the big blocks' mappings kept for reuse (GB3).
+template <std::size_t N>
+struct guarded_ring {
+    static constexpr std::size_t slots = N;
     spin_lock lock;
-    guarded_mapping ring[kept] = {};
-    std::size_t next = 0;
+    guarded_mapping slot[N] = {};
+    std::size_t next = 0; // the slot a full ring gives up next
+
+    guarded_mapping put(guarded_mapping r) noexcept {
+        const spin_guard held(lock);
+        std::size_t at = 0;
+        while (at < N && slot[at].base != nullptr)
+            ++at;
+        if (at == N) { // full: the oldest goes
+            at = next;
+            next = (next + 1) % N;
+        }
+        const guarded_mapping out = slot[at];
+        slot[at] = r;
+        return out;
+    }
 };
-inline constinit guarded_freed_ring guarded_freed{};
-/// Big blocks' mappings kept for the next big block (GB3).
-struct guarded_kept_cache {
-    static constexpr std::size_t slots = 4;
-    static constexpr std::size_t max_bytes = std::size_t{64} << 20;
-    spin_lock lock;
-    guarded_mapping kept[slots] = {};
-    std::size_t next = 0; // the slot a full cache gives up next
-};
-inline constinit guarded_kept_cache guarded_kept{};
+inline constinit guarded_ring<64> guarded_freed{};
+/// GB3: at most 4 mappings of max_kept_bytes each.
+inline constinit guarded_ring<4> guarded_kept{};
+inline constexpr std::size_t max_kept_bytes = std::size_t{16} << 20;
 
 struct guarded_block {
 
@@ -129,42 +139,22 @@ struct guarded_block {
         auto* const first = static_cast<std::byte*>(record_of(p)) + os_page_bytes;
         const std::size_t counted = r.length - 2 * os_page_bytes;
         os_memory.big_freed(counted);
-        if (big && r.length <= guarded_kept_cache::max_bytes) { // GB3: kept as it is
+        const bool kept = big && r.length <= max_kept_bytes; // GB3: kept as it is
+        // The header says freed where it stays readable: a kept mapping, the record page.
+        if (kept || reinterpret_cast<std::uintptr_t>(p) % os_page_bytes == 0) {
             const std::size_t word = header_tag(p) ^ guarded_freed_lead;
             std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
-            guarded_mapping out{};
-            {
-                const spin_guard held(guarded_kept.lock);
-                std::size_t at = 0;
-                while (at < guarded_kept_cache::slots && guarded_kept.kept[at].base != nullptr)
-                    ++at;
-                if (at == guarded_kept_cache::slots) {
-                    at = guarded_kept.next;
-                    guarded_kept.next = (at + 1) % guarded_kept_cache::slots;
-                    out = guarded_kept.kept[at];
-                }
-                guarded_kept.kept[at] = r;
-            }
-            if (out.base != nullptr)
+        }
+        if (kept) {
+            if (const guarded_mapping out = guarded_kept.put(r); out.base != nullptr)
                 give_back(out);
             return;
-        }
-        if (reinterpret_cast<std::uintptr_t>(p) % os_page_bytes == 0) { // header on the record
-            const std::size_t word = header_tag(p) ^ guarded_freed_lead;
-            std::memcpy(static_cast<std::byte*>(p) - 16, &word, sizeof word);
         }
         // The data pages: no access, no memory (one call: a fresh mapping over them).
         (void)::mmap(first, r.base + r.length - os_page_bytes - first, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
         os_memory.unmapped(counted);
-        guarded_mapping out{};
-        {
-            const spin_guard held(guarded_freed.lock);
-            out = guarded_freed.ring[guarded_freed.next];
-            guarded_freed.ring[guarded_freed.next] = r;
-            guarded_freed.next = (guarded_freed.next + 1) % guarded_freed_ring::kept;
-        }
-        if (out.base != nullptr)
+        if (const guarded_mapping out = guarded_freed.put(r); out.base != nullptr)
             ::munmap(out.base, out.length);
 #else
         (void)p;
@@ -194,7 +184,7 @@ struct guarded_block {
         guarded_mapping r{};
         {
             const spin_guard held(guarded_kept.lock);
-            for (guarded_mapping& k : guarded_kept.kept) {
+            for (guarded_mapping& k : guarded_kept.slot) {
                 const std::size_t has = k.length - 3 * os_page_bytes;
                 if (k.base != nullptr && has >= data && has - data <= data / 4) {
                     r = k;

@@ -90,9 +90,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return;
         ready();
         if (is_guarded(p, "free()"))
-            return guarded_block::free(p, big(guarded_block::size_of(p)));
-        const std::size_t held = live_held(p, "free()");
-        retire(p, held);
+            return free_guarded(p);
+        retire(p, live_held(p, "free()"));
     }
 
     static void* realloc(void* p, std::size_t bytes) noexcept {
@@ -103,23 +102,22 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             free(p);
             return nullptr;
         }
-        std::size_t usable;
-        if (is_guarded(p, "realloc()")) {
-            usable = guarded_block::size_of(p);
-        } else {
-            const std::size_t held = live_held(p, "realloc()");
-            usable = held - extra;
-            // In place where malloc(bytes) would take the same class: the canary stays at
-            // the block's end (HH1), and a sized free of `bytes` names the block.
-            if (is_pool_segment(p) && bytes <= usable && !big(bytes) &&
-                Base::good_size(bytes + extra) == held)
-                return p;
-        }
+        const bool guarded = is_guarded(p, "realloc()");
+        const std::size_t held = guarded ? 0 : live_held(p, "realloc()");
+        const std::size_t usable = guarded ? guarded_block::size_of(p) : held - extra;
+        // In place where malloc(bytes) would take the same class: the canary stays at the
+        // block's end (HH1), and a sized free of `bytes` names the block.
+        if (!guarded && is_pool_segment(p) && bytes <= usable && !big(bytes) &&
+            Base::good_size(bytes + extra) == held)
+            return p;
         void* const q = malloc(bytes);
         if (q == nullptr)
             return nullptr; // p untouched
         std::memcpy(q, p, bytes < usable ? bytes : usable);
-        free(p);
+        if (guarded)
+            free_guarded(p);
+        else
+            retire(p, held); // checked above
         return q;
     }
 
@@ -238,6 +236,11 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         return guarded_block::alloc(bytes, 16);
     }
 
+    /// A live guarded block is freed: a big one's mapping kept for reuse (GB2, GB3).
+    static void free_guarded(void* p) noexcept {
+        guarded_block::free(p, big(guarded_block::size_of(p)));
+    }
+
     /// The drop-in's big blocks: above the private heap's tier (next_tiers.hpp).
     static bool big(std::size_t bytes) noexcept {
         return options.guard_big && bytes > default_page_bytes / 2;
@@ -314,25 +317,13 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             word(p, 8) == 0)
             report_bad_free("sta_malloc", function, p, free_verdict::double_free, held - extra);
         if (extra != 0 && word(p, held - 8) != canary_of(p))
-            refuse_overflow(p, held - extra, function);
+            report_bad_free("sta_malloc", function, p, free_verdict::overflowed, held - extra);
         return held;
     }
-    [[noreturn]] STA_NOINLINE static void refuse_overflow(const void* p, std::size_t usable,
-                                                          const char* function) noexcept {
-        std::fprintf(stderr,
-                     "sta_malloc: %s: block %p (%zu bytes) was written past its end (its "
-                     "canary is gone)\n",
-                     function, p, usable);
-        std::fflush(stderr);
-        std::abort();
-    }
+    /// A block in quarantine was written after its free, or by an overflow (HH2).
     [[noreturn]] STA_NOINLINE static void refuse_written(const void* p) noexcept {
-        std::fprintf(stderr,
-                     "sta_malloc: quarantine: block %p was written after its free (or by an "
-                     "overflow of the block before it)\n",
-                     p);
-        std::fflush(stderr);
-        std::abort();
+        report_bad_free("sta_malloc", "quarantine", p, free_verdict::overwritten,
+                        Base::held_bytes(p) - extra);
     }
 
     /// p, checked and live, is freed: zeroed, and into its thread's ring (leaving one
@@ -406,23 +397,21 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (p == nullptr)
             return;
         ready();
-        if (options.sizes) {
-            std::size_t usable;
-            bool named;
-            if (is_guarded(p, function)) {
-                usable = guarded_block::size_of(p);
-                named = exact ? bytes == usable : bytes <= usable;
-            } else {
-                const std::size_t held = live_held(p, function);
-                usable = held - extra;
-                named = bytes <= usable &&
-                        (!exact || (is_pool_segment(p) ? Base::good_size(bytes + extra) == held
-                                                       : bytes + extra == held));
-            }
-            if (!named)
+        if (!options.sizes)
+            return free(p);
+        if (is_guarded(p, function)) {
+            const std::size_t usable = guarded_block::size_of(p);
+            if (exact ? bytes != usable : bytes > usable)
                 report_bad_size("sta_malloc", function, p, "size", bytes, usable);
+            return free_guarded(p);
         }
-        free(p);
+        const std::size_t held = live_held(p, function);
+        const bool named = bytes <= held - extra &&
+                           (!exact || (is_pool_segment(p) ? Base::good_size(bytes + extra) == held
+                                                          : bytes + extra == held));
+        if (!named)
+            report_bad_size("sta_malloc", function, p, "size", bytes, held - extra);
+        retire(p, held); // checked above
     }
 };
 

@@ -29,6 +29,7 @@ enum class free_verdict : unsigned char {
     not_a_block, // not the start of a block of its span's class, or of a span of no class
     bad_header,  // outside the spans, and no header of this heap in front of it
     overwritten, // a free block whose mark is gone: written after its free, or overflowed
+    overflowed,  // a live block whose canary is gone: written past its end (the hardened heap)
     wrong_size,  // a size or an alignment the block cannot have (report_bad_size)
 };
 
@@ -61,6 +62,12 @@ enum class free_verdict : unsigned char {
                          "%s: %s: free block %p was overwritten (a write after free, or past "
                          "the end of the block before it)\n",
                          library, function, p);
+        break;
+    case free_verdict::overflowed:
+        std::fprintf(stderr,
+                     "%s: %s: block %p (%zu bytes) was written past its end (its canary is "
+                     "gone)\n",
+                     library, function, p, block_bytes);
         break;
     default:
         std::fprintf(stderr,

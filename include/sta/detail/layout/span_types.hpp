@@ -431,9 +431,6 @@ struct span_state : pool_state {
     /// and no class refilled since (the program frees more than it allocates): a marked
     /// free (pool/freed_mark.hpp) sets its block's bit at once, while the block is warm.
     bool direct_frees = false;
-    /// Its family marks freed blocks (pool/freed_mark.hpp, family_freed_marks): set at
-    /// its first refill, which every state meets before it hands out a block.
-    bool freed_marks = false;
     span* clean = nullptr;        // S3, S11: newest first, doubly linked
     span* clean_oldest = nullptr; // the last span of `clean`: the next one to purge
     span* purged = nullptr;       // S3: doubly linked

@@ -206,14 +206,14 @@ struct span_slow {
     /// The link of block b on a cache, followed: in a family with freed marks, b must still
     /// hold its mark (M4), else the link may be forged — one line, abort.
     static void* next_cached(const span_state& st, void* b) noexcept {
-        if (st.freed_marks && !has_freed_mark(b, st.mark_key)) [[unlikely]]
+        if (st.mark_key != 0 && !has_freed_mark(b, st.mark_key)) [[unlikely]]
             refuse_overwritten(b, "free()");
         return hooks::load_link(b);
     }
     /// The same for a block sent home (it holds the sent mark, M3), pooled or a private
     /// heap's.
     static void* next_sent(const span_state& st, void* b) noexcept {
-        if (st.freed_marks && !has_sent_mark(b, st.mark_key)) [[unlikely]]
+        if (st.mark_key != 0 && !has_sent_mark(b, st.mark_key)) [[unlikely]]
             refuse_overwritten(b, "free() from another thread");
         return hooks::load_link(b);
     }
@@ -1118,10 +1118,8 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         const bool adopted = st == nullptr;
         if (adopted && (st = Engine::home::own()) == nullptr) [[unlikely]]
             return no_memory();
-        if (st->freed_marks != Engine::freed_marks) { // once, before it hands out a block:
-            st->freed_marks = Engine::freed_marks;    // other threads read the key
-            st->mark_key = new_mark_key();            // (send_home), M5
-        }
+        if (Engine::freed_marks && st->mark_key == 0) // once, before it hands out a block:
+            st->mark_key = new_mark_key();            // other threads read the key (send_home), M5
         void* const block = slow::refill(*st, slot, adopted);
         return block != nullptr ? handed_out(block) : no_memory();
     }

@@ -183,7 +183,8 @@ struct pool_state {
     // ---- per-thread pools only (home/per_thread.hpp) ----
     const home_hooks* home = nullptr; // its family's, set when the state is made
     /// The key of its blocks' marks (pool/freed_mark.hpp, M5) in a family with freed
-    /// marks, set at its first refill; 0 in any other family.
+    /// marks (family_freed_marks), set at its first refill, which every state meets before
+    /// it hands out a block; 0 in any other family: nonzero says the family marks.
     std::uint64_t mark_key = 0;
     remote_inbox inbox;                // blocks freed by other threads
     remote_outbox outbox;              // blocks this thread freed for other threads
