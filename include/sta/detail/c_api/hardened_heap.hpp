@@ -20,15 +20,15 @@
 //
 //   a pooled or heap block, live:                  in quarantine:
 //   +--------------------------------+--------+    +-----------+--------------------------+
-//   | the caller's usable bytes      | canary |    | held_mark | zeros ...                |
+//   | the caller's usable bytes      | canary |    | mark      | zeros ...                |
 //   +--------------------------------+--------+    +-----------+--------------------------+
-//   ^ p                usable_size(p) ^             word 0: quarantine_mark(p), keyed
+//   ^ p                usable_size(p) ^             word 0: quarantine_mark(), a secret
 //
 // Invariants:
 //  HH1 Every block the hardened heap hands out that is not guarded was allocated from
 //      the heap with `extra` bytes more (8 with the canary, 0 without; fixed at the
 //      first call), and with the canary its last 8 bytes hold canary_of(p) while it lives.
-//  HH2 A block in quarantine is live to the heap beneath, holds quarantine_mark(p) in
+//  HH2 A block in quarantine is live to the heap beneath, holds quarantine_mark() in
 //      its first word and zeros in every other byte it holds (with zero on) until it
 //      leaves, and is in exactly one thread's ring: the thread that freed it.
 //  HH3 A thread's ring holds at most ring_blocks blocks and at most `quarantine` bytes
@@ -44,6 +44,7 @@
 #include "sta/detail/os/thread_exit.hpp"
 #include "sta/detail/pool/state.hpp"
 
+#include <bit>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -68,30 +69,29 @@ template <class Base>
 struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static constexpr std::size_t max_request = Base::max_request;
     static constexpr std::uint32_t ring_blocks = 256;
+    static_assert(std::has_single_bit(ring_blocks), "a draw's low bits pick a place");
 
     // ---- the C functions -------------------------------------------------------------
 
-    static void* malloc(std::size_t bytes) noexcept {
-        ready();
+    /// The fast path: a pooled block with its canary, while the thread's sample
+    /// countdown runs (a thread's first call, and each sample, take malloc_slow; so do
+    /// sizes beyond the classes).
+    STA_FORCE_INLINE static void* malloc(std::size_t bytes) noexcept {
         thread_part& t = mine;
-        if (options.sample_rate != 0 && --t.countdown < 0) [[unlikely]]
-            if (void* const p = sample(t, bytes))
-                return p;
-        if (big(bytes))
-            return guarded(bytes, 16);
-        if (bytes > Base::max_request - extra)
-            return out_of_memory();
-        // malloc's block holds good_size's bytes: its class, or the size asked above them
-        return armed(Base::malloc(bytes + extra), Base::good_size(bytes + extra));
+        if (--t.countdown >= 0 && bytes - 1 < Base::fast_limit - 8) [[likely]] {
+            std::size_t held = 0;
+            if (void* const p = Base::malloc_pooled(bytes + extra, held)) [[likely]]
+                return armed(p, held);
+        }
+        return malloc_slow(t, bytes);
     }
-
     static void free(void* p) noexcept {
         if (p == nullptr)
             return;
         ready();
-        if (is_guarded(p, "free()"))
-            return free_guarded(p);
-        retire(p, live_held(p, "free()"));
+        if (const std::size_t held = live_pooled_held(p); held != 0) [[likely]]
+            return retire(p, held, entry_pooled);
+        free_unpooled(p);
     }
 
     static void* realloc(void* p, std::size_t bytes) noexcept {
@@ -117,7 +117,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (guarded)
             free_guarded(p);
         else
-            retire(p, held); // checked above
+            retire(p, held, pooled_entry(p)); // checked above
         return q;
     }
 
@@ -170,8 +170,10 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static void thread_exit(void*) noexcept {
         thread_part& t = mine;
         t.at_exit = false;
-        while (t.count != 0)
-            leave(t.held[--t.count]);
+        while (t.count != 0) {
+            --t.count;
+            leave(t.block[t.count], t.entry[t.count]);
+        }
         t.bytes = 0;
     }
     /// At exit: every block of the calling thread's ring must be as its free left it
@@ -180,7 +182,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static void check_at_exit() noexcept {
         const thread_part& t = mine;
         for (std::uint32_t i = 0; i < t.count; ++i)
-            check_pristine(t.held[i]);
+            check_pristine(t.block[i], t.entry[i] & entry_bytes);
     }
     static void before_fork() noexcept { guarded_block::before_fork(); }
     static void after_fork() noexcept { guarded_block::after_fork(); }
@@ -194,13 +196,22 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static inline std::size_t extra = 8;
     /// process_secret() (odd), kept here so that the canary costs no call.
     static inline std::uint64_t key = 1;
+    /// The quarantine's mark, drawn from the secret (quarantine_mark).
+    static inline std::uint64_t held_key = 1;
     static inline bool options_read = false;
 
+    /// A ring entry's word beside its block: the bytes the block holds, and whether it is
+    /// a pooled block (its free then goes to its class's cache without a look at its span).
+    static constexpr std::uint32_t entry_pooled = std::uint32_t{1} << 31;
+    static constexpr std::uint32_t entry_bytes = entry_pooled - 1;
+    static_assert(hardened_options{}.quarantine_max_block < entry_pooled);
+
     struct thread_part {
-        void* held[ring_blocks]; // the thread's quarantine (HH2, HH3)
+        void* block[ring_blocks];          // the thread's quarantine (HH2, HH3)
+        std::uint32_t entry[ring_blocks];  // each block's bytes | entry_pooled
         std::uint32_t count = 0;
         std::size_t bytes = 0;
-        std::uint64_t random = 0; // xorshift64 of the ring's draws; 0: not seeded yet
+        std::uint64_t random = 0; // xorshift64 of the ring's draws; 0: not seeded yet (enter)
         /// Allocations before the thread's next sample; -1 before its first allocation.
         std::int32_t countdown = -1;
         bool at_exit = false; // its ring empties when it ends
@@ -215,7 +226,28 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         options = o;
         extra = o.canary ? 8 : 0;
         key = process_secret();
+        held_key = mix64(key + 1) | 1;
         options_read = true;
+    }
+
+    /// Everything malloc's fast path does not take: the options read at a thread's first
+    /// call, a sample, 0 bytes, big blocks, out of memory.
+    STA_NOINLINE static void* malloc_slow(thread_part& t, std::size_t bytes) noexcept {
+        ready();
+        if (t.countdown < 0) {
+            if (options.sample_rate == 0)
+                t.countdown = INT32_MAX; // no samples: the fast path runs on
+            else if (void* const p = sample(t, bytes))
+                return p;
+        }
+        if (big(bytes))
+            return guarded(bytes, 16);
+        if (bytes > Base::max_request - extra)
+            return out_of_memory();
+        if (std::size_t held = 0; void* const p = Base::malloc_pooled(bytes + extra, held))
+            return armed(p, held); // a class's block: one look at the class for both
+        // malloc's block holds good_size's bytes: its class, or the size asked above them
+        return armed(Base::malloc(bytes + extra), Base::good_size(bytes + extra));
     }
 
     /// The countdown ran out: this allocation is a guarded block, and the next sample
@@ -275,9 +307,10 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static std::uint64_t canary_of(const void* p) noexcept {
         return reinterpret_cast<std::uintptr_t>(p) * key;
     }
-    static std::uint64_t quarantine_mark(const void* p) noexcept {
-        return mix64(reinterpret_cast<std::uintptr_t>(p) + process_secret()) | 1;
-    }
+    /// The quarantine's mark (HH2): a word of the process's secret, the same for every
+    /// block (one load). A program cannot write one without reading one first, and one
+    /// written gains nothing: a free of that block is refused as a double free.
+    static std::uint64_t quarantine_mark() noexcept { return held_key; }
     static std::uint64_t word(const void* p, std::size_t at) noexcept {
         std::uint64_t w;
         std::memcpy(&w, static_cast<const std::byte*>(p) + at, sizeof w);
@@ -294,18 +327,34 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         return p;
     }
 
-    /// The bytes p holds, after the checks of a live block. A pooled block's start whose
-    /// canary is there (keyed by its address: a freed block's was zeroed, an interior
-    /// address finds none) and, without zero on free, whose first word is no
-    /// quarantine mark, is live; anything else takes every check (live_held_checked).
-    STA_FORCE_INLINE static std::size_t live_held(const void* p, const char* function) noexcept {
+    /// The bytes p holds when it is a live pooled block by the fast test, else 0: a
+    /// pooled block's start whose canary is there (keyed by its address: a freed block's
+    /// was zeroed, an interior address finds none) and, without zero on free, whose first
+    /// word is no quarantine mark. (0 says nothing: live_held_checked decides.)
+    STA_FORCE_INLINE static std::size_t live_pooled_held(const void* p) noexcept {
         if (const std::size_t held = extra != 0 ? Base::pooled_block_held(p) : 0; held != 0)
             [[likely]] {
             if (word(p, held - 8) == canary_of(p) && (options.zero || options.quarantine == 0 ||
-                                                      word(p, 0) != quarantine_mark(p))) [[likely]]
+                                                      word(p, 0) != quarantine_mark())) [[likely]]
                 return held;
         }
+        return 0;
+    }
+    /// The bytes p holds, after the checks of a live block: the fast test, else every check.
+    STA_FORCE_INLINE static std::size_t live_held(const void* p, const char* function) noexcept {
+        if (const std::size_t held = live_pooled_held(p); held != 0) [[likely]]
+            return held;
         return live_held_checked(p, function);
+    }
+    /// free() of anything the fast test did not take: a guarded block, a block of the
+    /// private heap or with a header, or what is refused.
+    STA_NOINLINE static void free_unpooled(void* p) noexcept {
+        if (is_guarded(p, "free()"))
+            return free_guarded(p);
+        retire(p, live_held_checked(p, "free()"), pooled_entry(p));
+    }
+    static std::uint32_t pooled_entry(const void* p) noexcept {
+        return is_pool_segment(p) ? entry_pooled : 0;
     }
     /// The heap's checks (a block's start, not free), the quarantine's mark (HH2: freed
     /// already), the canary (HH1): the bytes p holds, or one line and abort.
@@ -313,7 +362,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
                                                       const char* function) noexcept {
         Base::check_live(p, function);
         const std::size_t held = Base::held_bytes(p);
-        if (options.quarantine != 0 && held >= 16 && word(p, 0) == quarantine_mark(p) &&
+        if (options.quarantine != 0 && held >= 16 && word(p, 0) == quarantine_mark() &&
             word(p, 8) == 0)
             report_bad_free("sta_malloc", function, p, free_verdict::double_free, held - extra);
         if (extra != 0 && word(p, held - 8) != canary_of(p))
@@ -326,30 +375,56 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
                         Base::held_bytes(p) - extra);
     }
 
-    /// p, checked and live, is freed: zeroed, and into its thread's ring (leaving one
-    /// drawn at random when the ring is full, HH3) or back to the heap.
-    static void retire(void* p, std::size_t held) noexcept {
+    /// p, checked and live, of `held` bytes (`pooled`: entry_pooled for a pooled block,
+    /// else 0), is freed: zeroed, and into its thread's ring (leaving one drawn at random
+    /// when the ring is full, HH3) or back to the heap.
+    STA_FORCE_INLINE static void retire(void* p, std::size_t held, std::uint32_t pooled) noexcept {
         if (options.zero)
             zero(p, held);
         if (options.quarantine == 0 || held > options.quarantine_max_block || held < 16)
-            return Base::free(p);
-        set_word(p, 0, quarantine_mark(p)); // HH2
+            return free_checked(p, held, pooled);
+        set_word(p, 0, quarantine_mark()); // HH2
         thread_part& t = mine;
+        if (t.count == ring_blocks && t.bytes + held <= options.quarantine) [[likely]] {
+            // the ring is full: p takes the place of a block drawn at random, which leaves
+            const auto at = static_cast<std::uint32_t>(next_random(t) & (ring_blocks - 1));
+            void* const out = t.block[at];
+            const std::uint32_t entry = t.entry[at];
+            t.block[at] = p;
+            t.entry[at] = static_cast<std::uint32_t>(held) | pooled;
+            t.bytes += held - (entry & entry_bytes);
+            return leave(out, entry);
+        }
+        enter(t, p, held, pooled);
+    }
+    /// p joins a ring that has room, or is filling, or is over its bytes: blocks drawn
+    /// at random leave until p fits (HH3).
+    STA_NOINLINE static void enter(thread_part& t, void* p, std::size_t held,
+                                   std::uint32_t pooled) noexcept {
         if (!t.at_exit) [[unlikely]]
             t.at_exit = call_at_thread_exit<&thread_exit>(&t);
+        if (t.random == 0) [[unlikely]]
+            t.random = (process_secret() ^ reinterpret_cast<std::uintptr_t>(&t)) | 1;
         while (t.count != 0 && (t.count == ring_blocks || t.bytes + held > options.quarantine)) {
-            const std::uint32_t at = static_cast<std::uint32_t>(next_random(t) % t.count);
-            void* const out = t.held[at];
-            t.held[at] = t.held[--t.count];
-            t.bytes -= Base::held_bytes(out);
-            leave(out);
+            // a random place in the ring: the high half of a 32-bit draw times the count
+            const auto at = static_cast<std::uint32_t>(
+                ((next_random(t) & 0xffffffffU) * t.count) >> 32);
+            void* const out = t.block[at];
+            const std::uint32_t entry = t.entry[at];
+            --t.count;
+            t.block[at] = t.block[t.count];
+            t.entry[at] = t.entry[t.count];
+            t.bytes -= entry & entry_bytes;
+            leave(out, entry);
         }
-        t.held[t.count++] = p;
+        t.block[t.count] = p;
+        t.entry[t.count] = static_cast<std::uint32_t>(held) | pooled;
+        ++t.count;
         t.bytes += held;
     }
     /// Zeros over `held` bytes (a multiple of 16): small blocks by stores of their own,
     /// without a call.
-    static void zero(void* p, std::size_t held) noexcept {
+    STA_FORCE_INLINE static void zero(void* p, std::size_t held) noexcept {
         if (held > 256)
             return (void)std::memset(p, 0, held);
         for (std::size_t at = 0; at < held; at += 16) { // held: a multiple of 16
@@ -360,25 +435,34 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
 #endif
         }
     }
-    /// A block leaves quarantine: checked (HH2), unmarked, freed in the heap.
-    static void leave(void* p) noexcept {
-        check_pristine(p);
+    /// A block leaves quarantine: checked (HH2), unmarked, freed in the heap — a pooled
+    /// one onto its class's cache, as a sized free (it was checked live when it came in,
+    /// and nothing else could free it since: HH2).
+    STA_FORCE_INLINE static void leave(void* p, std::uint32_t entry) noexcept {
+        check_pristine(p, entry & entry_bytes);
         set_word(p, 0, 0);
+        free_checked(p, entry & entry_bytes, entry & entry_pooled);
+    }
+    /// A block checked live (live_held) goes back to the heap: a pooled one onto its
+    /// class's cache, as a sized free, without a second look at its span.
+    STA_FORCE_INLINE static void free_checked(void* p, std::size_t held,
+                                              std::uint32_t pooled) noexcept {
+        if (pooled != 0)
+            return Base::free_pooled(p, held);
         Base::free(p);
     }
-    static std::uint64_t next_random(thread_part& t) noexcept { // xorshift64
-        std::uint64_t x =
-            t.random != 0 ? t.random : process_secret() ^ reinterpret_cast<std::uintptr_t>(&t);
+    /// xorshift64, seeded by enter() (the ring fills before its first full draw).
+    STA_FORCE_INLINE static std::uint64_t next_random(thread_part& t) noexcept {
+        std::uint64_t x = t.random;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         t.random = x;
         return x;
     }
-    /// HH2: the mark, and zeros everywhere else.
-    static void check_pristine(const void* p) noexcept {
-        const std::size_t held = Base::held_bytes(p);
-        if (word(p, 0) != quarantine_mark(p))
+    /// HH2: the mark, and zeros everywhere else in the `held` bytes.
+    STA_FORCE_INLINE static void check_pristine(const void* p, std::size_t held) noexcept {
+        if (word(p, 0) != quarantine_mark())
             refuse_written(p);
         if (!options.zero)
             return;
@@ -411,7 +495,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
                                                           : bytes + extra == held));
         if (!named)
             report_bad_size("sta_malloc", function, p, "size", bytes, held - extra);
-        retire(p, held); // checked above
+        retire(p, held, pooled_entry(p)); // checked above
     }
 };
 

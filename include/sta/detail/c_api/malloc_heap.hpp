@@ -29,6 +29,7 @@
 #include "sta/detail/pool/segment_map.hpp"
 #include "sta/detail/pool/size_class.hpp"
 
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstddef>
@@ -111,6 +112,19 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
 
     STA_FORCE_INLINE static void free(void* p) noexcept { span_heap::free(p); }
 
+    /// malloc(bytes) from its class for 1 <= bytes <= the fast path's limit, `held` set to
+    /// the class's bytes (good_size's; the hardened heap's: one look at the class for
+    /// both); nullptr above it, or when the pool is out of memory.
+    STA_FORCE_INLINE static void* malloc_pooled(std::size_t bytes, std::size_t& held) noexcept {
+        if (bytes - 1 >= span_heap::fast_limit)
+            return nullptr;
+        const std::uint32_t slot = span_heap::pooled_slot(bytes);
+        held = bytes_by_slot[slot];
+        return Pool::alloc_class(slot);
+    }
+    /// Requests up to this many bytes take malloc's fast path (their class).
+    static constexpr std::size_t fast_limit = span_heap::fast_limit;
+
     /// The sized free of operator delete: a block of `bytes` from malloc(bytes) up to
     /// fast_limit is a pooled block of pooled_slot(bytes), found without reading its span.
     /// With the release checks on it is free(p): the span checks the block.
@@ -174,6 +188,11 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
     STA_FORCE_INLINE static std::size_t pooled_block_held(const void* p) noexcept {
         return span_heap::pooled_block_held(p);
     }
+    /// A live pooled block the caller has checked, of `held` bytes (pooled_block_held's),
+    /// onto its class's cache without a look at its span (the hardened quarantine's).
+    STA_FORCE_INLINE static void free_pooled(void* p, std::size_t held) noexcept {
+        Pool::free_class(p, span_heap::pooled_slot(held));
+    }
     /// usable_size of a block the caller knows is live, unchecked (the hardened heap's).
     static std::size_t held_bytes(const void* p) noexcept { return span_heap::held_bytes(p); }
     /// The release checks of realloc and usable_size: p is a live block's start, else one
@@ -183,6 +202,16 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
     }
 
   private:
+    /// Each class's bytes by its slot: one load where bytes_of_slot computes.
+    static constexpr auto bytes_by_slot = [] {
+        std::array<std::uint32_t, class_slots> a{};
+        for (std::uint32_t n = 0; n < Pool::classes::count; ++n) {
+            const std::uint32_t slot = Pool::classes::slot_of_ordinal(n);
+            a[slot] = static_cast<std::uint32_t>(Pool::classes::bytes_of_slot(slot));
+        }
+        return a;
+    }();
+
     STA_NOINLINE static void* malloc_off_the_fast_path(std::size_t bytes) noexcept {
         return span_heap::malloc(at_least_one(bytes));
     }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "sta/detail/atomic.hpp"
+#include "sta/detail/config.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -52,8 +53,9 @@ inline void unmark_pool_segment(const void* base) noexcept {
             .fetch_and(~(std::uint64_t{1} << (n % 64)), memory_order_relaxed);
 }
 
-/// True when p lies in a segment some span-layout pool mapped.
-inline bool is_pool_segment(const void* p) noexcept {
+/// True when p lies in a segment some span-layout pool mapped. Forced inline: every
+/// free's first test, a few instructions.
+STA_FORCE_INLINE bool is_pool_segment(const void* p) noexcept {
     const std::uintptr_t n = reinterpret_cast<std::uintptr_t>(p) >> segment_shift;
     return n / 64 < segment_map_words &&
            ((atomic_ref<std::uint64_t>(segment_map[n / 64]).load(memory_order_relaxed) >>
