@@ -2,7 +2,12 @@
  * LD_PRELOAD by ctest malloc.hardened_big_blocks: a big block freed leaves its mapping
  * kept, and the next big block of about its size takes it again with the last owner's
  * bytes, which calloc must clear; malloc_usable_size says the size asked; realloc keeps
- * the bytes across big blocks. Exits 0 when all hold, else names the first that does not. */
+ * the bytes across big blocks, and keeps them while it grows a block by 1.5x from 16 B to
+ * 40 MiB (in place, or its pages moved). Exits 0 when all hold, else names the first that
+ * does not.
+ *   hardened_big_blocks overflow_after_growth: a block grown by realloc (its end short of
+ *   its guard page) is written one byte past its end, then freed: the hardened library must
+ *   refuse the free (ctest malloc.hardened_big_blocks.overflow_after_growth). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +18,53 @@ static int fail(const char* what) {
     return 1;
 }
 
-int main(void) {
+/* A block grown by realloc from 16 B to `limit` by 1.5x, each new part filled with its
+ * own byte; after each step the first and last byte of every part are checked. NULL when
+ * one changed (or realloc failed). */
+static unsigned char* grown(size_t limit) {
+    size_t ends[64];
+    int parts = 0;
+    size_t n = 16;
+    unsigned char* p = malloc(n);
+    if (p == NULL)
+        return NULL;
+    memset(p, 1, n);
+    ends[parts++] = n;
+    while (n < limit) {
+        const size_t m = n + n / 2 + 8;
+        unsigned char* q = realloc(p, m);
+        if (q == NULL)
+            return NULL;
+        size_t from = 0;
+        for (int k = 0; k < parts; ++k) {
+            if (q[from] != (unsigned char)(k + 1) || q[ends[k] - 1] != (unsigned char)(k + 1))
+                return NULL;
+            from = ends[k];
+        }
+        memset(q + n, parts + 1, m - n);
+        ends[parts++] = m;
+        p = q;
+        n = m;
+    }
+    return p;
+}
+
+int main(int argc, char** argv) {
+    if (argc == 2 && strcmp(argv[1], "overflow_after_growth") == 0) {
+        unsigned char* p = grown((size_t)2 << 20);
+        if (p == NULL)
+            return fail("realloc keeps a growing block's bytes");
+        ((volatile unsigned char*)p)[malloc_usable_size(p)] = 0x41;
+        free(p); /* must be refused */
+        puts("not refused");
+        return 1;
+    }
+    for (int round = 0; round < 3; ++round) { /* the second and third: kept mappings */
+        unsigned char* g = grown((size_t)40 << 20);
+        if (g == NULL)
+            return fail("realloc keeps a growing block's bytes");
+        free(g);
+    }
     const size_t big = (size_t)3 << 20; /* above 512 KiB: between guard pages */
     unsigned char* p = malloc(big);
     if (p == NULL)

@@ -110,7 +110,11 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (!guarded && is_pool_segment(p) && bytes <= usable && !big(bytes) &&
             Base::good_size(bytes + extra) == held)
             return p;
-        void* const q = malloc(bytes);
+        // A big block stays big in place, or its pages move (GB3): no copy.
+        if (guarded && big(usable) && big(bytes))
+            if (void* const q = guarded_block::resize(p, bytes))
+                return q;
+        void* const q = big(bytes) ? big_block(bytes, 0) : malloc(bytes);
         if (q == nullptr)
             return nullptr; // p untouched
         std::memcpy(q, p, bytes < usable ? bytes : usable);
@@ -126,7 +130,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (alignment <= 16)
             return malloc(bytes);
         if (big(bytes) && alignment <= os_page_bytes && alignment <= SIZE_MAX / 2 + 1)
-            return guarded(bytes, std::bit_ceil(alignment));
+            return big_block(bytes, std::bit_ceil(alignment));
         if (bytes > Base::max_request - extra)
             return out_of_memory();
         void* const p = Base::memalign(alignment, bytes + extra);
@@ -241,7 +245,7 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
                 return p;
         }
         if (big(bytes))
-            return guarded(bytes, 16);
+            return big_block(bytes, 16);
         if (bytes > Base::max_request - extra)
             return out_of_memory();
         if (std::size_t held = 0; void* const p = Base::malloc_pooled(bytes + extra, held))
@@ -277,10 +281,12 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     static bool big(std::size_t bytes) noexcept {
         return options.guard_big && bytes > default_page_bytes / 2;
     }
-    static void* guarded(std::size_t bytes, std::size_t alignment) noexcept {
+    /// A big block aligned to `alignment`; 0: one that realloc makes big, placed to grow.
+    static void* big_block(std::size_t bytes, std::size_t alignment) noexcept {
         if (bytes > Base::max_request)
             return out_of_memory();
-        void* const p = guarded_block::alloc(bytes, alignment);
+        void* const p = alignment == 0 ? guarded_block::alloc_growing(bytes)
+                                       : guarded_block::alloc(bytes, alignment);
         return p != nullptr ? p : out_of_memory();
     }
 
@@ -291,7 +297,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     }
 
   private:
-    /// Is p a guarded block (GB1)? One freed already is refused (GB2).
+    /// Is p a guarded block (GB1)? One freed already is refused (GB2), and so is one
+    /// whose tail is gone (GB1: written past its end).
     static bool is_guarded(const void* p, const char* function) noexcept {
         if (is_pool_segment(p))
             return false;
@@ -299,7 +306,12 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         if (lead == guarded_freed_lead)
             report_bad_free("sta_malloc", function, p, free_verdict::double_free,
                             guarded_block::size_of(p));
-        return lead == guarded_live_lead || lead == guarded_reused_lead;
+        if (lead != guarded_live_lead && lead != guarded_reused_lead)
+            return false;
+        if (!guarded_block::tail_intact(p))
+            report_bad_free("sta_malloc", function, p, free_verdict::overflowed,
+                            guarded_block::size_of(p));
+        return true;
     }
 
     /// The block's address times the process's key (odd: no two blocks share one; one

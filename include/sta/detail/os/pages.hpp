@@ -159,6 +159,18 @@ inline void* os_remap_pages(void* p, std::size_t old_bytes, std::size_t bytes) n
         [p, old_bytes] { os_unmap_pages(p, old_bytes); });
 }
 
+/// The pages [from, from + bytes) of one mapping move to [to, to + bytes), whatever was
+/// there given back (Linux's mremap with MREMAP_FIXED: no copy, no fault); false when the
+/// kernel refuses (the range spans two mappings, say): nothing moved. Elsewhere: false.
+inline bool os_move_pages([[maybe_unused]] void* from, [[maybe_unused]] std::size_t bytes,
+                          [[maybe_unused]] void* to) noexcept {
+#if defined(__linux__)
+    return ::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED;
+#else
+    return false;
+#endif
+}
+
 /// Memory that had the advice of huge pages (advise_pages) takes plain pages from now
 /// on: a fault in a range whose pages were all given back would bring in 2 MiB again,
 /// and the kernel's khugepaged would gather the pages left into huge pages. Linux only.
