@@ -6,13 +6,14 @@
 //   +-------+--------+----------------------------------------+-------+
 //   no access                                   the block ends at  no access
 //                                               the data's end, rounded down to
-//                                               its alignment: a write past it faults
+//                                               its alignment (a write past it faults),
+//                                               or 8 bytes or more before it
 //
 //   header (the 16 bytes before the block; on the record page when the block starts a
 //   page):   [ header_tag(p) ^ lead | the bytes asked for ]
 //   record (the page before the block's first page, the mapping's own):
 //            [ the mapping's start | its length ]
-//   tail (8 bytes right after the block, where 8 or more lie before the data's end):
+//   tail (8 bytes right after a block that does not end at its data's end):
 //            tail_canary(p, bytes), unaligned
 //
 //   realloc of a big block: it stays where it is while its data pages hold it (its end
@@ -24,9 +25,10 @@
 //  GB1 A live guarded block's header decodes to guarded_live_lead or guarded_reused_lead
 //      (c_api/c_common.hpp's tag: a program cannot write one without the process's
 //      secret); no other block's header decodes to either (c_span_heap's leads are 0,
-//      header_freed, or a power of two of 16 or more). Its record page holds its mapping,
-//      and where 8 bytes or more lie between its end and its data's end, the first 8 hold
-//      tail_canary(p, bytes).
+//      header_freed, or a power of two of 16 or more). Its record page holds its mapping.
+//      It ends at its data's end (a write past it faults) or 8 bytes or more before it
+//      (ends_well), and then the 8 bytes after it hold tail_canary(p, bytes): a write
+//      past its end is caught by the one or the other.
 //  GB2 A freed sampled block's data pages lose all access and their memory at once (a read
 //      or write after free faults), its header, where it lies on the record page, decodes
 //      to guarded_freed_lead, and its mapping stays reserved until 64 later frees of
@@ -174,7 +176,7 @@ struct guarded_block {
     /// `bytes` aligned to `alignment` (a power of two up to a page), ending at the end of
     /// its data pages, between guard pages; nullptr when the OS refuses.
     static void* alloc(std::size_t bytes, std::size_t alignment) noexcept {
-        const std::size_t data = os_round_up(bytes + alignment - 1);
+        const std::size_t data = os_round_up(bytes + 2 * alignment); // room for place's step
         if (void* const p = reuse(bytes, alignment, data))
             return p;
         const guarded_mapping r = map(data + 3 * os_page_bytes);
@@ -185,7 +187,7 @@ struct guarded_block {
     /// the smallest kept mapping that holds it, to grow in place there (its tail guards the
     /// rest, GB1), else alloc's.
     static void* alloc_growing(std::size_t bytes) noexcept {
-        const std::size_t data = os_round_up(bytes);
+        const std::size_t data = os_round_up(bytes + 8); // p at the data's start: GB1's tail
         const guarded_mapping r =
             guarded_kept.take([data](std::size_t has) { return has >= data; }, true);
         if (r.base == nullptr)
@@ -205,7 +207,7 @@ struct guarded_block {
     static void* resize(void* p, std::size_t bytes) noexcept {
         const guarded_mapping old = mapping_of(p);
         auto* const at = static_cast<std::byte*>(p);
-        if (data_end(old) - at >= static_cast<std::ptrdiff_t>(bytes)) {
+        if (ends_well(data_end(old) - (at + bytes))) {
             set_size(p, bytes);
             return p;
         }
@@ -216,7 +218,7 @@ struct guarded_block {
         // at a guard page after the block.
         const std::size_t offset = static_cast<std::size_t>(at - old.base);
         const std::size_t moved = os_round_up(offset + size_of(p)) - os_page_bytes;
-        const std::size_t length = os_round_up(offset + bytes) + os_page_bytes;
+        const std::size_t length = os_round_up(offset + bytes + 8) + os_page_bytes; // GB1
         guarded_mapping to = guarded_kept.take(
             [length](std::size_t data) { return data + 3 * os_page_bytes >= length; }, true);
         const bool kept = to.base != nullptr;
@@ -313,13 +315,20 @@ struct guarded_block {
     static void* place(guarded_mapping r, std::size_t bytes, std::size_t alignment,
                        std::size_t lead) noexcept {
         std::byte* const end = data_end(r);
-        auto* const p = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end - bytes) &
-                                                     ~(alignment - 1));
+        auto* p = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end - bytes) &
+                                               ~(alignment - 1));
+        if (!ends_well(end - (p + bytes)))
+            p -= alignment; // (alloc's data has room for it) the tail fits after it
         std::memcpy(record_of(p), &r, sizeof r);
         const std::size_t word = header_tag(p) ^ lead;
         std::memcpy(p - 16, &word, sizeof word);
         set_size(p, bytes);
         return p;
+    }
+    /// Does a block that ends `short_of` bytes before its data's end keep GB1: at the end
+    /// (a write past it faults), or with room for its tail?
+    static bool ends_well(std::ptrdiff_t short_of) noexcept {
+        return short_of == 0 || short_of >= 8;
     }
     /// The block's size, and its tail where it has room (GB1).
     static void set_size(void* p, std::size_t bytes) noexcept {
