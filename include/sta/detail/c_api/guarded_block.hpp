@@ -275,7 +275,8 @@ struct guarded_block {
 
   private:
     /// A fresh mapping of `length` bytes, its first and last page no access; {} when the
-    /// OS (or the memory limit) refuses. Data of 2 MiB or more is advised huge pages.
+    /// OS (or the memory limit) refuses. Data of 2 MiB or more is advised huge pages, and
+    /// ends on a huge page's boundary.
     static guarded_mapping map(std::size_t length) noexcept {
 #if defined(_WIN32)
         (void)length;
@@ -284,17 +285,31 @@ struct guarded_block {
         const std::size_t counted = length - 2 * os_page_bytes;
         if (!os_memory.admit_mapping(counted))
             return {};
-        void* const reserved =
-            ::mmap(nullptr, length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        auto* const base = static_cast<std::byte*>(reserved);
+        // Data of huge pages ends on a huge page's boundary (the block ends there): each
+        // of its whole 2 MiB from the end may be one. The spare reserved for it goes.
+        const bool huge = counted >= os_huge_page_bytes;
+        const std::size_t spare = huge ? os_huge_page_bytes - os_page_bytes : 0;
+        void* const reserved = ::mmap(nullptr, length + spare, PROT_NONE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        auto* base = static_cast<std::byte*>(reserved);
+        if (reserved != MAP_FAILED && huge) {
+            const auto end = reinterpret_cast<std::uintptr_t>(base) + length - os_page_bytes;
+            const std::size_t lead = (os_huge_page_bytes - end % os_huge_page_bytes) %
+                                     os_huge_page_bytes; // a multiple of os_page_bytes
+            if (lead != 0)
+                ::munmap(base, lead);
+            if (spare != lead)
+                ::munmap(base + lead + length, spare - lead);
+            base += lead;
+        }
         if (reserved == MAP_FAILED ||
             ::mprotect(base + os_page_bytes, counted, PROT_READ | PROT_WRITE) != 0) {
             if (reserved != MAP_FAILED)
-                ::munmap(reserved, length);
+                ::munmap(base, length);
             os_memory.unmapped(counted);
             return {};
         }
-        if (counted >= os_huge_page_bytes)
+        if (huge)
             advise_pages(base + os_page_bytes, counted, true, false);
         os_memory.big_taken(counted);
         return {base, length};
