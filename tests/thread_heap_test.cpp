@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -513,5 +514,32 @@ TEST(ThreadHeapDeathTest, DoubleFreeIsReported) {
         STA_POOL_CHECKS ? "double free" : "use-after-poison");
 }
 #endif
+
+// Guards TL8: a free block's list link written after its free without the process's
+// secret is refused when the block is taken, before it is followed. The write is the
+// classic unlink attack: the link aimed at a fake block in the program's own buffer
+// whose back link names the freed block, so that TL7's check alone would pass and the
+// buffer would become the list's head (the next malloc of that size would return it).
+TEST(ThreadHeapDeathTest, AFreeListLinkWrittenAfterFreeIsRefused) {
+    EXPECT_DEATH(
+        {
+            thread_heap heap;
+            alignas(16) static std::uintptr_t fake[8];
+            void* a = heap.alloc(40 * kib);
+            void* b = heap.alloc(40 * kib);
+            void* c = heap.alloc(40 * kib); // b stays a block of its own on its list
+            heap.free(b);
+            const auto b_block = reinterpret_cast<std::uintptr_t>(b) - 32; // its header
+            fake[3] = b_block; // the fake block's prev link: back at b
+            reinterpret_cast<std::uintptr_t*>(b_block)[2] = reinterpret_cast<std::uintptr_t>(fake);
+            void* d = heap.alloc(40 * kib); // takes b: its next link is decoded
+            void* e = heap.alloc(40 * kib); // the fake block, if it had become the head
+            std::printf("handed out %p and %p, the fake block is %p\n", d, e,
+                        static_cast<void*>(fake));
+            heap.free(a);
+            heap.free(c);
+        },
+        "heap corrupted");
+}
 
 } // namespace

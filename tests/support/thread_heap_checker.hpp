@@ -134,7 +134,7 @@ inline std::string thread_heap_checker::check(const thread_heap& h,
                 fail("TL4: sl bit [" + std::to_string(fl) + "][" + std::to_string(sl) +
                      "] disagrees with its list");
             const block* prev = nullptr;
-            for (const block* f = head; f != nullptr; prev = f, f = f->next_free()) {
+            for (const block* f = head; f != nullptr; prev = f, f = f->next_free(h.link_key_)) {
                 if (++listed > free_by_walk.size()) {
                     fail("TL4: more blocks on the free lists than free blocks in the chunks");
                     break;
@@ -143,7 +143,7 @@ inline std::string thread_heap_checker::check(const thread_heap& h,
                     fail("TL4: " + hex(f) + " is on a free list but is no free block");
                     break;
                 }
-                if (f->prev_free() != prev)
+                if (f->prev_free(h.link_key_) != prev)
                     fail("TL4: " + hex(f) + " has a wrong prev_free link");
                 const auto i = thread_heap::index_of(f->size());
                 if (i.fl != fl || i.sl != sl)

@@ -48,6 +48,7 @@
 #include "sta/detail/diag/owner_mark.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
 #include "sta/detail/os/pages.hpp"
+#include "sta/detail/os/process_secret.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -96,6 +97,7 @@ struct thread_heap_stats {
       size_flags  the block's bytes, header included (a multiple of 16); bit 0 = free
       word2       free: next on its free list      live: the bytes the caller asked for
       word3       free: previous on its free list  live: 0
+                  (a free block's links encoded: TL8)
 
     Free lists: a free block of `size` bytes lives on list [fl][sl]:
       size <  512:  fl = 0, sl = size / 16
@@ -120,7 +122,12 @@ struct thread_heap_stats {
           end, and refuses (one line, abort) a header an overflow or a write after free
           changed: a block on a list is free, its list's neighbours (or its list's head)
           point back at it, the block after a freed or grown one names it as prev_phys,
-          and the block before it ends at it.                                           */
+          and the block before it ends at it.
+     TL8  a free block's list links are stored as link ^ link_key_ ^ the block's address
+          (link_key_: the process's secret, os/process_secret.hpp, taken at the first
+          chunk), so a write after free cannot aim one at an address of its choosing
+          without the secret: a forged link decodes to an address at random, which is
+          refused where it is not 16-aligned (TL7's report) before it is followed.       */
 class thread_heap {
   public:
     static constexpr std::size_t alignment = 16;
@@ -291,10 +298,22 @@ class thread_heap {
         block* next_phys() const noexcept {
             return reinterpret_cast<block*>(reinterpret_cast<std::uintptr_t>(this) + size());
         }
-        block* next_free() const noexcept { return reinterpret_cast<block*>(word2); }
-        block* prev_free() const noexcept { return reinterpret_cast<block*>(word3); }
-        void set_next_free(block* b) noexcept { word2 = reinterpret_cast<std::uintptr_t>(b); }
-        void set_prev_free(block* b) noexcept { word3 = reinterpret_cast<std::uintptr_t>(b); }
+        // TL8: a link as it is stored, and back (the same xor both ways)
+        std::uintptr_t coded(std::uintptr_t word, std::uint64_t key) const noexcept {
+            return word ^ key ^ reinterpret_cast<std::uintptr_t>(this);
+        }
+        block* next_free(std::uint64_t key) const noexcept {
+            return reinterpret_cast<block*>(coded(word2, key));
+        }
+        block* prev_free(std::uint64_t key) const noexcept {
+            return reinterpret_cast<block*>(coded(word3, key));
+        }
+        void set_next_free(block* b, std::uint64_t key) noexcept {
+            word2 = coded(reinterpret_cast<std::uintptr_t>(b), key);
+        }
+        void set_prev_free(block* b, std::uint64_t key) noexcept {
+            word3 = coded(reinterpret_cast<std::uintptr_t>(b), key);
+        }
     };
 
     struct chunk_header {
@@ -351,26 +370,30 @@ class thread_heap {
     void insert(block* b) noexcept {
         const list_index i = index_of(b->size());
         block* head = heads_[i.fl][i.sl];
-        b->set_next_free(head);
-        b->set_prev_free(nullptr);
+        b->set_next_free(head, link_key_);
+        b->set_prev_free(nullptr, link_key_);
         if (head != nullptr)
-            head->set_prev_free(b);
+            head->set_prev_free(b, link_key_);
         heads_[i.fl][i.sl] = b;
         fl_bitmap_ |= std::uint64_t{1} << i.fl;
         sl_bitmap_[i.fl] |= 1u << i.sl;
     }
 
     void unlink(block* b) noexcept {
-        block* next = b->next_free();
-        block* prev = b->prev_free();
+        block* next = b->next_free(link_key_);
+        block* prev = b->prev_free(link_key_);
         const list_index i = index_of(b->size());
-        if ((next != nullptr && next->prev_free() != b) ||
-            (prev != nullptr ? prev->next_free() != b : heads_[i.fl][i.sl] != b)) [[unlikely]]
+        if (((reinterpret_cast<std::uintptr_t>(next) | reinterpret_cast<std::uintptr_t>(prev)) &
+             (alignment - 1)) != 0) [[unlikely]]
+            overwritten(b); // TL8: a link written without the key
+        if ((next != nullptr && next->prev_free(link_key_) != b) ||
+            (prev != nullptr ? prev->next_free(link_key_) != b : heads_[i.fl][i.sl] != b))
+            [[unlikely]]
             overwritten(b); // TL7
         if (next != nullptr)
-            next->set_prev_free(prev);
+            next->set_prev_free(prev, link_key_);
         if (prev != nullptr) {
-            prev->set_next_free(next);
+            prev->set_next_free(next, link_key_);
             return;
         }
         heads_[i.fl][i.sl] = next;
@@ -491,6 +514,8 @@ class thread_heap {
         void* memory = source_.map(bytes);
         if (memory == nullptr)
             return nullptr;
+        if (link_key_ == 0)
+            link_key_ = detail::process_secret(); // TL8, before the first link is written
         auto* c = static_cast<chunk_header*>(memory);
         c->next = chunks_;
         c->prev = nullptr;
@@ -579,6 +604,7 @@ class thread_heap {
     std::size_t bytes_mapped_ = 0;
     std::size_t bytes_in_use_ = 0; // the bytes callers asked for, live blocks summed
     std::uint64_t fl_bitmap_ = 0;
+    std::uint64_t link_key_ = 0; // TL8; 0 until the first chunk
     std::uint32_t sl_bitmap_[fl_count] = {};
     block* heads_[fl_count][sl_count] = {};
     [[no_unique_address]] detail::owner_mark owner_;
