@@ -461,3 +461,36 @@ TYPED_TEST(SpanLifeThreads, TrimGivesBackWhatParkedPoolsHold) {
 }
 
 } // namespace
+
+// Guards S1's guard below a segment of the OS's own pages (os_map_aligned_guarded): the
+// range is aligned and writable, what lies right below it is of the same mapping (no
+// other mapping can take it) and of no access, and both go back to the OS together.
+TEST(SegmentGuard, TheOSPagesOfASegmentHaveAGuardBelowThem) {
+    using namespace sta::detail;
+    constexpr std::size_t bytes = std::size_t{2} << 20;
+    auto* const p = static_cast<std::byte*>(os_map_aligned_guarded(bytes, bytes));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % bytes, 0u);
+    std::memset(p, 1, os_page_bytes);
+    std::byte* const below = p - 1;
+#if defined(_WIN32)
+    MEMORY_BASIC_INFORMATION info{};
+    ASSERT_NE(::VirtualQuery(below, &info, sizeof info), 0u);
+    EXPECT_EQ(info.State, static_cast<DWORD>(MEM_RESERVE)) << "the guard is never committed";
+    EXPECT_EQ(info.AllocationBase, static_cast<void*>(p - os_guard_bytes));
+    EXPECT_EQ(static_cast<std::size_t>(p - static_cast<std::byte*>(info.BaseAddress)),
+              os_guard_bytes);
+    os_unmap_guarded(p, bytes);
+    ASSERT_NE(::VirtualQuery(below, &info, sizeof info), 0u);
+    EXPECT_EQ(info.State, static_cast<DWORD>(MEM_FREE));
+    ASSERT_NE(::VirtualQuery(p, &info, sizeof info), 0u);
+    EXPECT_EQ(info.State, static_cast<DWORD>(MEM_FREE));
+#elif defined(__linux__)
+    EXPECT_EQ(permissions_at(p), "rw-p");
+    EXPECT_EQ(permissions_at(below), "---p");
+    EXPECT_EQ(permissions_at(p - os_guard_bytes), "---p");
+    os_unmap_guarded(p, bytes);
+    EXPECT_EQ(permissions_at(below), "");
+    EXPECT_EQ(permissions_at(p), "");
+#endif
+}

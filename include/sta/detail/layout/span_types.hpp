@@ -65,9 +65,10 @@
 //      newer), `mappings` of them; each is segment_bytes long, aligned to segment_bytes,
 //      its headers lie in its first segment_header_bytes, its bitmaps in its own mapping of
 //      bitmap_area_bytes (`bitmaps`), and its bit is set in the segment map. A segment of
-//      the OS's own pages is `guarded`: the page below it has no access (a write running
-//      past whatever lies below stops short of its headers). A segment unmapped is on no
-//      list, its bitmaps and its guard page are unmapped and its bit is clear.
+//      the OS's own pages is `guarded`: the os_guard_bytes below it (a page; on Windows
+//      64 KiB reserved, never committed) have no access (a write running past whatever
+//      lies below stops short of its headers). A segment unmapped is on no list, its
+//      bitmaps and its guard are unmapped and its bit is clear.
 //  S2  A span serving a class has capacity = span_bytes / block_bytes places for blocks
 //      of block_bytes = Classes::bytes_of_slot(slot) (its pool's class set) at [begin,
 //      limit), begin = base + index * span_bytes, index 0..31; `recip` is

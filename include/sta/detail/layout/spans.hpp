@@ -832,7 +832,7 @@ struct span_slow {
             os_memory.note_purged(block_bytes);
         // The OS's own pages come with a guard page below (S1): no overflow from below
         // reaches the headers. A test's page source maps without one.
-        const bool guarded = os_guard_pages && st.map_pages == &os_map_pages;
+        const bool guarded = st.map_pages == &os_map_pages;
         void* const memory = guarded ? os_map_aligned_guarded(segment_bytes, segment_bytes)
                                      : map_aligned(st.map_pages, segment_bytes, segment_bytes);
         // Metadata from the OS itself: st.map_pages is the source of block memory.

@@ -249,22 +249,44 @@ inline void* map_aligned(map_pages_fn map, std::size_t bytes, std::size_t alignm
     return raw + lead;
 }
 
-/// Does os_map_aligned_guarded put a guard page below its range? Linux only.
+/// The guard below an os_map_aligned_guarded range: a page on Linux; on Windows the
+/// allocation granularity (64 KiB), the least a reservation can start below the range.
 #if defined(_WIN32)
-inline constexpr bool os_guard_pages = false;
+inline constexpr std::size_t os_guard_bytes = std::size_t{64} << 10;
 #else
-inline constexpr bool os_guard_pages = true;
+inline constexpr std::size_t os_guard_bytes = os_page_bytes;
 #endif
 
-/// map_aligned's OS pages with a guard page below them: a page of no access right before
-/// the aligned range, so that a write running past the end of whatever lies below (a
-/// block of another mapping, the segment below) stops there and never reaches the range's
-/// first bytes (a segment's headers, layout/span_types.hpp). It costs an mprotect and an
-/// area of the process's map, no memory; only the range counts (MA1). Without
-/// os_guard_pages it is map_aligned's mapping. Given back by os_unmap_guarded.
+/// map_aligned's OS pages with a guard below them: os_guard_bytes of no access right
+/// before the aligned range, so that a write running past the end of whatever lies below
+/// (a block of another mapping, the segment below) stops there and never reaches the
+/// range's first bytes (a segment's headers, layout/span_types.hpp). It costs no memory,
+/// an area of the process's map, and on Linux an mprotect; only the range counts (MA1).
+/// Linux: the guard page is mprotected out of an aligned mapping. Windows: one
+/// reservation of the guard and the range, found at an aligned address as map_aligned's
+/// (the guard stays reserved, never committed). Given back by os_unmap_guarded.
 inline void* os_map_aligned_guarded(std::size_t bytes, std::size_t alignment) noexcept {
 #if defined(_WIN32)
-    return map_aligned(&os_map_pages, bytes, alignment);
+    for (int attempt = 0; attempt < 16; ++attempt) { // another thread may take the address
+        void* const probe =
+            ::VirtualAlloc(nullptr, bytes + alignment + os_guard_bytes, MEM_RESERVE, PAGE_NOACCESS);
+        if (probe == nullptr)
+            return nullptr;
+        const std::uintptr_t at =
+            (reinterpret_cast<std::uintptr_t>(probe) + os_guard_bytes + alignment - 1) &
+            ~(alignment - 1);
+        ::VirtualFree(probe, 0, MEM_RELEASE);
+        if (!os_memory.admit_mapping(bytes))
+            return nullptr;
+        if (void* const base = ::VirtualAlloc(reinterpret_cast<void*>(at - os_guard_bytes),
+                                              bytes + os_guard_bytes, MEM_RESERVE, PAGE_NOACCESS)) {
+            if (::VirtualAlloc(reinterpret_cast<void*>(at), bytes, MEM_COMMIT, PAGE_READWRITE))
+                return reinterpret_cast<void*>(at);
+            ::VirtualFree(base, 0, MEM_RELEASE);
+        }
+        os_memory.unmapped(bytes);
+    }
+    return nullptr;
 #else
     if (!os_memory.admit_mapping(bytes))
         return nullptr;
@@ -283,14 +305,10 @@ inline void* os_map_aligned_guarded(std::size_t bytes, std::size_t alignment) no
     return start;
 #endif
 }
-/// A range of os_map_aligned_guarded goes back to the OS, its guard page with it.
+/// A range of os_map_aligned_guarded goes back to the OS, its guard with it.
 inline void os_unmap_guarded(void* p, std::size_t bytes) noexcept {
-    if constexpr (os_guard_pages) {
-        os_memory.unmapped(bytes);
-        os_unmap_uncounted(static_cast<std::byte*>(p) - os_page_bytes, bytes + os_page_bytes);
-    } else {
-        os_unmap_pages(p, bytes);
-    }
+    os_memory.unmapped(bytes);
+    os_unmap_uncounted(static_cast<std::byte*>(p) - os_guard_bytes, bytes + os_guard_bytes);
 }
 
 /// A transparent huge page on x86-64 Linux: the alignment a big mapping takes so that
