@@ -36,9 +36,10 @@
 //  GB3 A freed big block's mapping is kept as it is, its guard pages around it and its
 //      header decoding to guarded_freed_lead, in guarded_kept (at most 4 mappings and
 //      max_kept_bytes of data in all; the oldest go back to the OS first): the next big
-//      block that fits one within a quarter takes it again, and a realloc that moves a
-//      block takes the smallest that holds it (no system call, where a new mapping costs
-//      a fault a page); a block in one has guarded_reused_lead, and its bytes are the
+//      block takes the smallest that holds it again (one more than a quarter too big
+//      first gives back the rest of its end, reuse), and so does a realloc that moves a
+//      block (no fault, where a new mapping costs a fault a page, or a huge page's);
+//      a block in one has guarded_reused_lead, and its bytes are the
 //      last owner's (calloc clears them: only guarded_live_lead is zero already). A use
 //      after free of a big block is not caught.
 #pragma once
@@ -357,15 +358,36 @@ struct guarded_block {
     static std::uint64_t tail_canary(const void* p, std::size_t bytes) noexcept {
         return ~header_tag(static_cast<const std::byte*>(p) + bytes);
     }
-    /// A kept mapping whose data pages hold `data` bytes within a quarter, taken again
-    /// (GB3); nullptr when none fits.
+    /// The smallest kept mapping whose data pages hold `data` bytes, taken again (GB3);
+    /// nullptr when none does. One that holds more than a quarter beyond gives the rest
+    /// of its end back (in whole huge pages where it has them, so that its end stays on
+    /// one's boundary), its last page left the new guard.
     static void* reuse(std::size_t bytes, std::size_t alignment, std::size_t data) noexcept {
-        const guarded_mapping r = guarded_kept.take(
-            [data](std::size_t has) { return has >= data && has - data <= data / 4; }, false);
+        guarded_mapping r =
+            guarded_kept.take([data](std::size_t has) { return has >= data; }, true);
         if (r.base == nullptr)
             return nullptr;
+        if (const std::size_t has = guarded_kept_set::data_of(r); has - data > data / 4) {
+            const std::size_t unit =
+                data >= os_huge_page_bytes ? os_huge_page_bytes : os_page_bytes;
+            shorten(r, (has - data) / unit * unit);
+        }
         os_memory.big_taken(r.length - 2 * os_page_bytes);
         return place(r, bytes, alignment, guarded_reused_lead);
+    }
+    /// r's last `cut` bytes go back to the OS and the page before them becomes its guard;
+    /// nothing changes when the OS refuses.
+    static void shorten(guarded_mapping& r, std::size_t cut) noexcept {
+#if defined(_WIN32)
+        (void)r, (void)cut; // (no kept mappings on Windows)
+#else
+        std::byte* const end = r.base + r.length - cut;
+        if (cut == 0 || ::mprotect(end - os_page_bytes, os_page_bytes, PROT_NONE) != 0)
+            return;
+        ::munmap(end, cut);
+        os_memory.unmapped(cut);
+        r.length -= cut;
+#endif
     }
     /// A kept mapping goes back to the OS.
     static void give_back(guarded_mapping r) noexcept {
