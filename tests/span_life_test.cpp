@@ -478,8 +478,9 @@ TEST(SegmentGuard, TheOSPagesOfASegmentHaveAGuardBelowThem) {
     ASSERT_NE(::VirtualQuery(below, &info, sizeof info), 0u);
     EXPECT_EQ(info.State, static_cast<DWORD>(MEM_RESERVE)) << "the guard is never committed";
     EXPECT_EQ(info.AllocationBase, static_cast<void*>(p - os_guard_bytes));
-    EXPECT_EQ(static_cast<std::size_t>(p - static_cast<std::byte*>(info.BaseAddress)),
-              os_guard_bytes);
+    ASSERT_NE(::VirtualQuery(p - os_guard_bytes, &info, sizeof info), 0u);
+    EXPECT_EQ(info.State, static_cast<DWORD>(MEM_RESERVE));
+    EXPECT_EQ(info.RegionSize, os_guard_bytes) << "all of the guard, and no more, uncommitted";
     os_unmap_guarded(p, bytes);
     ASSERT_NE(::VirtualQuery(below, &info, sizeof info), 0u);
     EXPECT_EQ(info.State, static_cast<DWORD>(MEM_FREE));
