@@ -13,6 +13,12 @@
 //               checked (its mark and its zeros; a large block's zeros at its two ends
 //               unless check_whole): a block written after its free is refused then, at
 //               its thread's end, or at exit.
+//   shuffle     (off unless asked) each thread holds one block of each class back: a
+//               malloc hands out the heap's next block or the one held back, a random
+//               bit deciding (HH4), so the next block's address is not the heap's
+//               order's. Off: it made python3 dicts.py with PYTHONMALLOC=malloc 1.6x and
+//               lua5.4 binary_trees 1.08x slower (a walk of what a program allocated in
+//               a row loses the hardware's prefetching even to swaps of neighbours).
 //   sample      one allocation in sample_rate is a guarded block (c_api/guarded_block.hpp):
 //               an overflow past it, or a use after free, faults (GWP-ASan's idea).
 //   guard_big   every block above page_bytes / 2 is a guarded block.
@@ -41,6 +47,14 @@
 //      order. python3 dicts.py with PYTHONMALLOC=malloc ran 2x slower with any of the
 //      256 leaving at random, as slow with the oldest of eight, 1.4x with up to 64 of the
 //      oldest leaving at once, 1.1x with the ring's length walking at random by 2.)
+//  HH4 With shuffle, held_back[slot] of a thread is null or a block of the class at slot
+//      that the heap handed to the hardened heap and the hardened heap has handed to no
+//      one; a malloc of the class returns the heap's next block or that one (then the
+//      heap's next is held back), each with odds of one half, the bits from a per-thread
+//      xorshift seeded by the secret. A block is held back a geometric number of the
+//      class's mallocs (1 on average), so blocks still come in about the heap's order
+//      (addresses mostly rising in a fresh span). Held-back blocks go back to the heap
+//      when their thread ends.
 #pragma once
 
 #include "sta/detail/c_api/guarded_block.hpp"
@@ -56,6 +70,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace sta::detail {
 
@@ -64,6 +79,7 @@ namespace sta::detail {
 struct hardened_options {
     bool canary = true;
     bool zero = true;
+    bool shuffle = false;     // a class's blocks handed out with random swaps (HH4: its cost)
     bool check_whole = false; // a block leaving quarantine: its zeros checked whole, or its ends
     std::size_t quarantine = std::size_t{256} << 10;          // bytes a thread; 0: none
     std::size_t quarantine_max_block = std::size_t{64} << 10; // larger blocks skip it
@@ -87,8 +103,9 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         thread_part& t = mine;
         if (--t.countdown >= 0 && bytes - 1 < Base::fast_limit - 8) [[likely]] {
             std::size_t held = 0;
-            if (void* const p = Base::malloc_pooled(bytes + extra, held)) [[likely]]
-                return armed(p, held);
+            std::uint32_t slot = 0;
+            if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) [[likely]]
+                return armed(options.shuffle ? shuffled(t, p, slot) : p, held);
         }
         return malloc_slow(t, bytes);
     }
@@ -183,6 +200,9 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         t.at_exit = false;
         while (t.count != 0)
             leave_oldest(t);
+        for (void*& p : t.held_back) // HH4
+            if (p != nullptr)
+                Base::free(std::exchange(p, nullptr));
     }
     /// At exit: every block of the calling thread's ring must be as its free left it
     /// (HH2); one written after its free is refused. (Another thread's ring is checked
@@ -222,6 +242,9 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         std::uint32_t head = 0;           // the oldest block's place
         std::uint32_t count = 0;          // blocks in the ring, from head on
         std::size_t bytes = 0;
+        void* held_back[class_slots] = {}; // a block of each class, not handed out yet (HH4)
+        std::uint64_t bits = 0;   // random bits for the shuffle, the lowest next; <= 1: none
+        std::uint64_t random = 0; // xorshift64 that draws them; 0: not seeded yet
         /// Allocations before the thread's next sample; -1 before its first allocation.
         std::int32_t countdown = -1;
         bool at_exit = false; // its ring empties when it ends
@@ -254,8 +277,10 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return big_block(bytes, 16);
         if (bytes > Base::max_request - extra)
             return out_of_memory();
-        if (std::size_t held = 0; void* const p = Base::malloc_pooled(bytes + extra, held))
-            return armed(p, held); // a class's block: one look at the class for both
+        std::size_t held = 0;
+        std::uint32_t slot = 0;
+        if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) // one look for both
+            return armed(options.shuffle ? shuffled(t, p, slot) : p, held);
         // malloc's block holds good_size's bytes: its class, or the size asked above them
         return armed(Base::malloc(bytes + extra), Base::good_size(bytes + extra));
     }
@@ -436,6 +461,43 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         t.bytes -= t.entry[at] & entry_bytes;
         leave(t.block[at], t.entry[at]);
     }
+    /// HH4: p, the heap's next block of the class at `slot`, or the block held back for
+    /// the class — a draw's bit decides, and the other is held back.
+    STA_FORCE_INLINE static void* shuffled(thread_part& t, void* p, std::uint32_t slot) noexcept {
+        void* const back = t.held_back[slot];
+        if (back == nullptr) [[unlikely]]
+            return hold_first(t, p, slot);
+        if (t.bits <= 1) [[unlikely]]
+            t.bits = next_random(t) | std::uint64_t{1} << 63; // 63 draws, then the marker
+        const bool swap = (t.bits & 1) != 0;
+        t.bits >>= 1;
+        if (!swap)
+            return p;
+        t.held_back[slot] = p;
+        return back;
+    }
+    /// The class has no block held back: p is, and the heap's next is handed out (the
+    /// thread's draws seeded, and its end noted, at its first).
+    STA_NOINLINE static void* hold_first(thread_part& t, void* p, std::uint32_t slot) noexcept {
+        if (!t.at_exit)
+            t.at_exit = call_at_thread_exit<&thread_exit>(&t);
+        if (t.random == 0)
+            t.random = mix64(process_secret() ^ reinterpret_cast<std::uintptr_t>(&t)) | 1;
+        void* const next = Base::malloc_slot(slot);
+        if (next == nullptr)
+            return p; // out of memory: nothing held back
+        t.held_back[slot] = p;
+        return next;
+    }
+    /// xorshift64 (seeded by hold_first, before the first draw).
+    STA_FORCE_INLINE static std::uint64_t next_random(thread_part& t) noexcept {
+        std::uint64_t x = t.random;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        t.random = x;
+        return x;
+    }
     /// Zeros over `held` bytes (a multiple of 16): small blocks by stores of their own,
     /// without a call.
     STA_FORCE_INLINE static void zero(void* p, std::size_t held) noexcept {
@@ -530,6 +592,7 @@ hardened_options hardened_heap<Base>::read_options() noexcept {
     };
     o.canary = number("STA_MALLOC_CANARY", 1) != 0;
     o.zero = number("STA_MALLOC_ZERO_ON_FREE", 1) != 0;
+    o.shuffle = number("STA_MALLOC_SHUFFLE", 0) != 0;
     o.check_whole = number("STA_MALLOC_QUARANTINE_CHECK_WHOLE", 0) != 0;
     o.quarantine = static_cast<std::size_t>(number("STA_MALLOC_QUARANTINE_KIB", 256)) << 10;
     o.sample_rate = static_cast<std::uint32_t>(number("STA_MALLOC_SAMPLE_RATE", 50000));

@@ -115,13 +115,16 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
     /// malloc(bytes) from its class for 1 <= bytes <= the fast path's limit, `held` set to
     /// the class's bytes (good_size's; the hardened heap's: one look at the class for
     /// both); nullptr above it, or when the pool is out of memory.
-    STA_FORCE_INLINE static void* malloc_pooled(std::size_t bytes, std::size_t& held) noexcept {
+    STA_FORCE_INLINE static void* malloc_pooled(std::size_t bytes, std::size_t& held,
+                                                std::uint32_t& slot) noexcept {
         if (bytes - 1 >= span_heap::fast_limit)
             return nullptr;
-        const std::uint32_t slot = span_heap::pooled_slot(bytes);
+        slot = span_heap::pooled_slot(bytes);
         held = bytes_by_slot[slot];
         return Pool::alloc_class(slot);
     }
+    /// Another block of the class at `slot` (of malloc_pooled), or nullptr.
+    static void* malloc_slot(std::uint32_t slot) noexcept { return Pool::alloc_class(slot); }
     /// Requests up to this many bytes take malloc's fast path (their class).
     static constexpr std::size_t fast_limit = span_heap::fast_limit;
 
