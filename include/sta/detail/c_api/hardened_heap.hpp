@@ -52,7 +52,7 @@
 //      one; a malloc of the class returns the heap's next block or that one (then the
 //      heap's next is held back), each with odds of one half, the bits from a per-thread
 //      xorshift seeded by the secret. A block is held back a geometric number of the
-//      class's mallocs (1 on average), so blocks still come in about the heap's order
+//      class's mallocs (2 on average), so blocks still come in about the heap's order
 //      (addresses mostly rising in a fresh span). Held-back blocks go back to the heap
 //      when their thread ends.
 #pragma once
@@ -194,7 +194,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
 
     // ---- the library's life ----------------------------------------------------------
 
-    /// The calling thread ends: every block of its ring leaves, checked (os/thread_exit.hpp).
+    /// The calling thread ends: every block of its ring leaves, checked, and its held-back
+    /// blocks go back to the heap (os/thread_exit.hpp).
     static void thread_exit(void*) noexcept {
         thread_part& t = mine;
         t.at_exit = false;
