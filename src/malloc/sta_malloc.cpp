@@ -384,11 +384,12 @@ STA_EXPORT std::size_t malloc_good_size(std::size_t bytes) {
 }
 /// glibc's malloc_trim: give free memory back to the OS now — every span whose blocks
 /// have all come back, the kept big mappings and the private heap's spare chunk, of the
-/// calling thread's pool and of every pool whose thread ended. `pad` (glibc: the bytes to
-/// keep at the top of the heap) has no meaning here. 1 when memory was given back.
+/// calling thread's pool and of every pool whose thread ended (and the hardened library's
+/// kept guarded mappings). `pad` (glibc: the bytes to keep at the top of the heap) has no
+/// meaning here. 1 when memory was given back.
 STA_EXPORT int malloc_trim(std::size_t pad) {
     (void)pad;
-    return pool::trim() != 0 ? 1 : 0;
+    return heap::trim() != 0 ? 1 : 0;
 }
 
 // ---- options while the program runs (docs/malloc.md, "Options") --------------------------

@@ -3,15 +3,18 @@
  * kept, and the next big block of about its size takes it again with the last owner's
  * bytes, which calloc must clear; malloc_usable_size says the size asked; realloc keeps
  * the bytes across big blocks, and keeps them while it grows a block by 1.5x from 16 B to
- * 40 MiB (in place, or its pages moved). Exits 0 when all hold, else names the first that
- * does not.
+ * 40 MiB (in place, or its pages moved); malloc_trim gives the kept mappings back. Exits 0
+ * when all hold, else names the first that does not.
  *   hardened_big_blocks overflow_after_growth: a block grown by realloc (its end short of
  *   its guard page) is written one byte past its end, then freed: the hardened library must
  *   refuse the free (ctest malloc.hardened_big_blocks.overflow_after_growth). */
+#include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int fail(const char* what) {
     printf("FAIL: %s\n", what);
@@ -87,6 +90,15 @@ int main(int argc, char** argv) {
         if (r[i] != 0x5B)
             return fail("realloc keeps a big block's bytes");
     free(r);
+    /* malloc_trim gives the kept mappings back: r's pages are no longer mapped. */
+    unsigned char resident = 0;
+    void* const r_page = (void*)((uintptr_t)r & ~(uintptr_t)4095);
+    if (mincore(r_page, 4096, &resident) != 0)
+        return fail("a freed big block's mapping is kept until malloc_trim");
+    if (malloc_trim(0) != 1)
+        return fail("malloc_trim says it gave memory back");
+    if (mincore(r_page, 4096, &resident) == 0 || errno != ENOMEM)
+        return fail("malloc_trim gives the kept big mappings back");
     puts("ok");
     return 0;
 }

@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #if !defined(_WIN32)
 #include <sys/mman.h>
@@ -133,6 +134,17 @@ struct guarded_kept_set {
                     break;
             }
         return best == count ? guarded_mapping{} : remove(best);
+    }
+
+    /// Every kept mapping, taken out (the caller gives them back): how many.
+    std::size_t take_all(guarded_mapping (&out)[slots]) noexcept {
+        const spin_guard held(lock);
+        const std::size_t taken = count;
+        for (std::size_t at = 0; at < taken; ++at)
+            out[at] = std::exchange(slot[at], guarded_mapping{});
+        count = 0;
+        bytes = 0;
+        return taken;
     }
 
   private:
@@ -390,6 +402,21 @@ struct guarded_block {
 #endif
     }
     /// A kept mapping goes back to the OS.
+  public:
+    /// malloc_trim: every kept big mapping goes back to the OS (GB3); the bytes of their
+    /// data pages.
+    static std::size_t trim() noexcept {
+        guarded_mapping out[guarded_kept_set::slots];
+        const std::size_t taken = guarded_kept.take_all(out);
+        std::size_t given = 0;
+        for (std::size_t at = 0; at < taken; ++at) {
+            given += guarded_kept_set::data_of(out[at]);
+            give_back(out[at]);
+        }
+        return given;
+    }
+
+  private:
     static void give_back(guarded_mapping r) noexcept {
 #if !defined(_WIN32)
         os_memory.unmapped(r.length - 2 * os_page_bytes);

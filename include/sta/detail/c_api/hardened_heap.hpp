@@ -215,6 +215,8 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             check_pristine(t.block[at], t.entry[at] & entry_bytes);
         }
     }
+    /// malloc_trim: the heap's free memory and the kept big mappings (GB3) back to the OS.
+    static std::size_t trim() noexcept { return Base::trim() + guarded_block::trim(); }
     static void before_fork() noexcept { guarded_block::before_fork(); }
     static void after_fork() noexcept { guarded_block::after_fork(); }
 

@@ -123,6 +123,8 @@ struct malloc_heap : c_derived_functions<malloc_heap<Pool>> {
         held = bytes_by_slot[slot];
         return Pool::alloc_class(slot);
     }
+    /// malloc_trim: free memory back to the OS now (Pool::trim); the bytes given back.
+    static std::size_t trim() noexcept { return Pool::trim(); }
     /// Another block of the class at `slot` (of malloc_pooled), or nullptr.
     static void* malloc_slot(std::uint32_t slot) noexcept { return Pool::alloc_class(slot); }
     /// Requests up to this many bytes take malloc's fast path (their class).
