@@ -8,14 +8,15 @@ program. A picture and figures, no target."""
 import json
 import os
 
-from ..core import (PRELOAD_PEERS, STA_MALLOC_ROW, ReportError, fmt, md_table, missing_rows,
-                    preloaded, pretty, read_lines, skipped_note)
+from ..core import (PRELOAD_PEERS, STA_MALLOC_HARDENED_ROW, STA_MALLOC_ROW, ReportError, fmt,
+                    md_table, missing_rows, preloaded, pretty, read_lines, skipped_note)
 from ..heap_map_svg import HeapMapError, segments_of
 from ..heap_map_svg import render as render_svg
 
 SKIP = "heap_map"
 # The runner's allocator names -> the report's.
-NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW}, **{p: p for p in PRELOAD_PEERS})
+NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW, "sta-hardened": STA_MALLOC_HARDENED_ROW},
+             **{p: p for p in PRELOAD_PEERS})
 SVG_NAME = "heap_map.svg"
 
 
@@ -70,12 +71,13 @@ def render(data):
     mib = 1 << 20
     rows = []
     survivors = data.heap_map[STA_MALLOC_ROW]["survivor_bytes"] / mib
-    shown = [n for n in ["malloc"] + preloaded(data) + [STA_MALLOC_ROW] if n in data.heap_map]
+    shown = [n for n in ["malloc"] + preloaded(data) + [STA_MALLOC_ROW, STA_MALLOC_HARDENED_ROW]
+             if n in data.heap_map]
     best = min(data.heap_map[n]["rss_kib"] for n in shown)
     for name in shown:
         v = data.heap_map[name]
         m = data.heap_map[name]["mallinfo2"]
-        own = name in ("malloc", STA_MALLOC_ROW)  # the others leave glibc's unused arena
+        own = name in ("malloc", STA_MALLOC_ROW, STA_MALLOC_HARDENED_ROW)  # others: glibc's unused
         rows.append([pretty(name), fmt(v["rss_kib"] / 1024, 1), fmt(v["peak_kib"] / 1024, 1),
                      fmt(v["rss_kib"] / best, 2) + "×",
                      fmt(m["uordblks"] / mib, 1) if own else "—",
