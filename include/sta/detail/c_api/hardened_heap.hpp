@@ -101,11 +101,11 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     /// sizes beyond the classes).
     STA_FORCE_INLINE static void* malloc(std::size_t bytes) noexcept {
         thread_part& t = mine;
-        if (--t.countdown >= 0 && bytes - 1 < Base::fast_limit - 8) [[likely]] {
+        if (--t.countdown >= 0 && bytes - 1 < fast_below) [[likely]] {
             std::size_t held = 0;
             std::uint32_t slot = 0;
             if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) [[likely]]
-                return armed(options.shuffle ? shuffled(t, p, slot) : p, held);
+                return armed(p, held);
         }
         return malloc_slow(t, bytes);
     }
@@ -232,6 +232,9 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     /// The quarantine's mark, drawn from the secret (quarantine_mark).
     static inline std::uint64_t held_key = 1;
     static inline bool options_read = false;
+    /// malloc's fast path takes sizes below it: the classes' with the canary's room, or
+    /// none with the shuffle (malloc_slow shuffles: the fast path has no test of it).
+    static inline std::size_t fast_below = Base::fast_limit - 8;
 
     /// A ring entry's word beside its block: the bytes the block holds, and whether it is
     /// a pooled block (its free then goes to its class's cache without a look at its span).
@@ -261,13 +264,14 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     STA_NOINLINE static void set_options(const hardened_options& o) noexcept {
         options = o;
         extra = o.canary ? 8 : 0;
+        fast_below = o.shuffle ? 0 : Base::fast_limit - 8;
         key = process_secret();
         held_key = mix64(key + 1) | 1;
         options_read = true;
     }
 
     /// Everything malloc's fast path does not take: the options read at a thread's first
-    /// call, a sample, 0 bytes, big blocks, out of memory.
+    /// call, a sample, 0 bytes, big blocks, out of memory, every malloc with the shuffle.
     STA_NOINLINE static void* malloc_slow(thread_part& t, std::size_t bytes) noexcept {
         ready();
         if (t.countdown < 0) {
