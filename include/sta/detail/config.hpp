@@ -174,7 +174,14 @@
 // except in checked builds (STA_POOL_CHECKS), where a broken invariant traps at once.
 #if defined(__GNUC__) || defined(__clang__)
 #define STA_NOINLINE __attribute__((noinline))
+// Forced inlining where the compiler optimizes; a build without optimization (-O0: the
+// dev and asan presets) gets plain inline functions, each compiled once instead of copied
+// into every call site: the same code, a third less of it to compile (issue 40).
+#if defined(__OPTIMIZE__)
 #define STA_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define STA_FORCE_INLINE inline
+#endif
 #define STA_COLD __attribute__((cold, noinline))
 // A call the caller may make as a tail call (a jump) though it never returns: g++ would
 // find that out and emit a call, which costs the caller a stack frame on its fast path.
