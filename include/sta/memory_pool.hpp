@@ -522,7 +522,8 @@ class basic_memory_pool {
                                              [[maybe_unused]] std::size_t bytes) noexcept {
         if constexpr (hook_sites) {
             if constexpr (checks)
-                detail::checked_freed<core>(engine::home::registry(), engine::name, p, bytes);
+                detail::checked_freed(engine::home::registry(), detail::checked_core_of<core>,
+                                      engine::name, p, bytes);
             if (detail::is_pooled_size(bytes)) {
                 detail::hooks::block_freed(p, core::class_bytes_of_block(p, bytes));
                 count_free(bytes);
@@ -542,7 +543,8 @@ class basic_memory_pool {
                                               [[maybe_unused]] std::size_t bytes,
                                               [[maybe_unused]] const char* operation) noexcept {
         if constexpr (checks)
-            detail::checked_live<core>(engine::home::registry(), engine::name, p, bytes, operation);
+            detail::checked_live(engine::home::registry(), detail::checked_core_of<core>,
+                                 engine::name, p, bytes, operation);
     }
     /// The checked registry follows a block that realloc kept or moved: `from` is
     /// forgotten, `to` recorded with `bytes` (either may be null).

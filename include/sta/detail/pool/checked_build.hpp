@@ -23,6 +23,7 @@
 // any of this (basic_memory_pool's hook sites are `if constexpr` on the switch).
 #pragma once
 
+#include "sta/detail/pool/size_class.hpp"
 #include "sta/detail/pool/state.hpp"
 
 #include <cstddef>
@@ -41,11 +42,26 @@ struct checked_registry;
 checked_registry& registry_of(pool_state& s);
 checked_registry* new_checked_registry(bool shared);
 void checked_allocated(checked_registry& r, void* p, std::size_t bytes);
+
+/// What the checks ask of a pool's layout core (detail/layout/contract.hpp), as plain
+/// function pointers: the reports below are compiled once for every pool, not once for
+/// each pool family (a test program has hundreds of families: issue 40).
+struct checked_core {
+    std::size_t (*free_list_class_of)(const void* p) noexcept;
+    std::ptrdiff_t (*offset_in_memory)(const void* p) noexcept;
+    std::size_t (*class_bytes_of_block)(const void* p, std::size_t bytes) noexcept;
+    std::size_t (*bytes_of_size)(std::size_t bytes) noexcept; // the core's class set's
+};
+/// The checked_core of a layout core `Core`.
 template <class Core>
-void checked_live(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
-                  const char* operation);
-template <class Core>
-void checked_freed(checked_registry& r, const char* pool_name, void* p, std::size_t bytes);
+inline constexpr checked_core checked_core_of{&Core::free_list_class_of, &Core::offset_in_memory,
+                                              &Core::class_bytes_of_block,
+                                              &bytes_of_size<typename Core::classes>};
+
+void checked_live(checked_registry& r, const checked_core& core, const char* pool_name,
+                  const void* p, std::size_t bytes, const char* operation);
+void checked_freed(checked_registry& r, const checked_core& core, const char* pool_name, void* p,
+                   std::size_t bytes);
 void checked_moved(checked_registry& r, std::uintptr_t from, std::uintptr_t to, std::size_t bytes);
 
 } // namespace sta::detail
@@ -54,7 +70,6 @@ void checked_moved(checked_registry& r, std::uintptr_t from, std::uintptr_t to, 
 
 #include "sta/detail/diag/misuse.hpp"
 #include "sta/detail/diag/tool_hooks.hpp"
-#include "sta/detail/pool/size_class.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -100,17 +115,16 @@ inline checked_registry& registry_of(pool_state& s) {
 }
 
 /// Why `p` is not a live block: double free, interior pointer, or foreign pointer.
-/// `Core` is the pool's layout core (detail/layout/contract.hpp), which knows its lists.
-template <class Core>
-[[noreturn]] STA_COLD void report_unknown_block(const char* pool_name, const void* p,
-                                                std::size_t bytes, const char* operation) {
+[[noreturn]] STA_COLD inline void report_unknown_block(const checked_core& core,
+                                                       const char* pool_name, const void* p,
+                                                       std::size_t bytes, const char* operation) {
     const std::string sized =
         std::string("(") + operation + " with " + std::to_string(bytes) + " bytes)";
-    if (const std::size_t class_bytes = Core::free_list_class_of(p); class_bytes != 0)
+    if (const std::size_t class_bytes = core.free_list_class_of(p); class_bytes != 0)
         report_block_misuse(pool_name, "double free", p,
                             "is already on the free list of the " + std::to_string(class_bytes) +
                                 " B class " + sized);
-    if (const std::ptrdiff_t offset = Core::offset_in_memory(p); offset >= 0)
+    if (const std::ptrdiff_t offset = core.offset_in_memory(p); offset >= 0)
         report_block_misuse(pool_name, "foreign pointer", p,
                             "lies in the pool's memory at " + std::to_string(offset) +
                                 " bytes but is not the start of a live block " + sized);
@@ -133,39 +147,36 @@ inline void checked_allocated(checked_registry& r, void* p, std::size_t bytes) {
 }
 
 /// checked_live with the registry already held.
-template <class Core>
-void check_live_held(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
-                     const char* operation) {
+inline void check_live_held(checked_registry& r, const checked_core& core, const char* pool_name,
+                            const void* p, std::size_t bytes, const char* operation) {
     const auto it = r.live.find(reinterpret_cast<std::uintptr_t>(p));
     if (it == r.live.end())
-        report_unknown_block<Core>(pool_name, p, bytes, operation);
+        report_unknown_block(core, pool_name, p, bytes, operation);
     if (it->second != bytes)
         report_block_misuse(pool_name, "size mismatch", p,
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it was allocated with " + std::to_string(it->second) +
                                 " bytes");
-    if (is_pooled_size(bytes) &&
-        bytes_of_size<typename Core::classes>(bytes) > Core::class_bytes_of_block(p, bytes))
+    if (is_pooled_size(bytes) && core.bytes_of_size(bytes) > core.class_bytes_of_block(p, bytes))
         report_block_misuse(pool_name, "size mismatch", p,
                             std::string(operation) + " with " + std::to_string(bytes) +
                                 " bytes, but it lies in a block of the " +
-                                std::to_string(Core::class_bytes_of_block(p, bytes)) + " B class");
+                                std::to_string(core.class_bytes_of_block(p, bytes)) + " B class");
 }
 
 /// A block is about to be freed or reallocated: it must be live, with this size.
-template <class Core>
-void checked_live(checked_registry& r, const char* pool_name, const void* p, std::size_t bytes,
-                  const char* operation) {
+inline void checked_live(checked_registry& r, const checked_core& core, const char* pool_name,
+                         const void* p, std::size_t bytes, const char* operation) {
     const auto held = r.hold();
-    check_live_held<Core>(r, pool_name, p, bytes, operation);
+    check_live_held(r, core, pool_name, p, bytes, operation);
 }
 
 /// A live block is freed: forget it and fill it.
-template <class Core>
-void checked_freed(checked_registry& r, const char* pool_name, void* p, std::size_t bytes) {
+inline void checked_freed(checked_registry& r, const checked_core& core, const char* pool_name,
+                          void* p, std::size_t bytes) {
     {
         const auto held = r.hold();
-        check_live_held<Core>(r, pool_name, p, bytes, "freed");
+        check_live_held(r, core, pool_name, p, bytes, "freed");
         r.live.erase(reinterpret_cast<std::uintptr_t>(p));
     }
     if (is_pooled_size(bytes))
