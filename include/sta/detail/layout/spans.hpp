@@ -918,6 +918,88 @@ struct span_slow {
         }
         return in_use >= held * (segment_bytes / 2);
     }
+
+    // ---- what a state holds (its family's stats, checked-build reports) ----------------
+
+    /// The pool_stats of `st`'s family (memory_pool::stats; one state: the seed's mode, or
+    /// the calling thread's).
+    static void add_stats(const span_state& st, pool_stats& out) noexcept {
+        out.mapping_bytes = segment_bytes;
+        out.mappings = st.mappings;
+        out.bytes_reserved = st.mappings * (segment_bytes - segment_header_bytes);
+        out.bytes_mapped = st.mappings * (segment_bytes + bitmap_area_bytes);
+        out.bytes_purged = st.bytes_purged;
+        out.bytes_given_back = st.bytes_given_back;
+        out.segments_unmapped = st.segments_unmapped;
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
+            out.bytes_resident += os_resident_bytes(seg, segment_bytes) +
+                                  os_resident_bytes(seg->bitmaps, bitmap_area_bytes);
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
+            for (const span& sp : seg->spans) {
+                if (sp.role == span_role::clean || sp.role == span_role::purged) {
+                    ++(sp.role == span_role::clean ? out.spans_clean : out.spans_purged);
+                    out.bytes_free += span_usable_bytes(&sp);
+                    continue;
+                }
+                ++out.spans_in_use;
+                const std::size_t bytes = span_class_bytes(&sp);
+                class_stats& c = out.classes[classes::ordinal_of_slot(sp.slot)];
+                const std::size_t blocks = span_blocks(&sp) - sp.used; // in the bitmap (S4)
+                c.free_blocks += blocks;
+                out.bytes_free +=
+                    blocks * bytes + span_usable_bytes(&sp) - span_blocks(&sp) * bytes;
+            }
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            class_stats& c = out.classes[n];
+            std::size_t blocks = std::size_t{bits_set(st.bits[slot])} + cursor_blocks(st, slot);
+            for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
+                ++blocks;
+            c.free_blocks += blocks;
+            out.bytes_free += blocks * steps[slot];
+        }
+        out.bytes_in_use_high_water = out.bytes_reserved;
+    }
+
+    /// The class of the free block p (0 when p is not a free block): for a checked
+    /// build's report of a double free.
+    static std::size_t free_list_class_of(const span_state& st, const void* p) noexcept {
+        for (std::uint32_t n = 0; n < classes::count; ++n) {
+            const std::uint32_t slot = classes::slot_of_ordinal(n);
+            for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
+                if (b == p)
+                    return steps[slot];
+            const auto d =
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
+            const std::size_t bytes = steps[slot];
+            if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
+                ((st.bits[slot] >> (d / bytes)) & 1) != 0)
+                return bytes;
+            const std::byte* const next = st.cursor[slot];
+            if (p >= next && p < st.cursor_end[slot] &&
+                static_cast<std::size_t>(static_cast<const std::byte*>(p) - next) % bytes == 0)
+                return bytes;
+        }
+        if (!is_pool_segment(p))
+            return 0;
+        const span* const sp = span_of(p);
+        if (owner_of(p) != &st || sp->capacity == 0)
+            return 0;
+        const std::size_t bytes = span_class_bytes(sp);
+        const auto offset =
+            static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
+        if (offset % bytes != 0 || !is_block_place(sp, offset / bytes))
+            return 0;
+        const std::size_t i = offset / bytes;
+        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;
+    }
+    static std::ptrdiff_t offset_in_memory(const span_state& st, const void* p) noexcept {
+        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
+            if (seg == segment_of(p))
+                return reinterpret_cast<const std::byte*>(p) -
+                       reinterpret_cast<const std::byte*>(seg);
+        return -1;
+    }
 };
 
 /// The span layout of one pool family: the fast paths, inlined at the call site and
@@ -1139,89 +1221,14 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------
 
-    template <class Fn>
-    static void for_each_span(Fn&& fn) noexcept {
-        for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
-            for (span& sp : seg->spans)
-                fn(sp);
-    }
-
-    static void add_stats(pool_stats& out) noexcept {
-        const span_state& st = s();
-        out.mapping_bytes = segment_bytes;
-        out.mappings = st.mappings;
-        out.bytes_reserved = st.mappings * (segment_bytes - segment_header_bytes);
-        out.bytes_mapped = st.mappings * (segment_bytes + bitmap_area_bytes);
-        out.bytes_purged = st.bytes_purged;
-        out.bytes_given_back = st.bytes_given_back;
-        out.segments_unmapped = st.segments_unmapped;
-        for (const segment* seg = st.segments; seg != nullptr; seg = seg->older)
-            out.bytes_resident += os_resident_bytes(seg, segment_bytes) +
-                                  os_resident_bytes(seg->bitmaps, bitmap_area_bytes);
-        for_each_span([&out](span& sp) {
-            if (sp.role == span_role::clean || sp.role == span_role::purged) {
-                ++(sp.role == span_role::clean ? out.spans_clean : out.spans_purged);
-                out.bytes_free += span_usable_bytes(&sp);
-                return;
-            }
-            ++out.spans_in_use;
-            const std::size_t bytes = span_class_bytes(&sp);
-            class_stats& c = out.classes[classes::ordinal_of_slot(sp.slot)];
-            const std::size_t blocks = span_blocks(&sp) - sp.used; // in the bitmap (S4)
-            c.free_blocks += blocks;
-            out.bytes_free += blocks * bytes + span_usable_bytes(&sp) - span_blocks(&sp) * bytes;
-        });
-        for (std::uint32_t n = 0; n < classes::count; ++n) {
-            const std::uint32_t slot = classes::slot_of_ordinal(n);
-            class_stats& c = out.classes[n];
-            std::size_t blocks =
-                std::size_t{bits_set(st.bits[slot])} + slow::cursor_blocks(st, slot);
-            for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
-                ++blocks;
-            c.free_blocks += blocks;
-            out.bytes_free += blocks * steps[slot];
-        }
-        out.bytes_in_use_high_water = out.bytes_reserved;
-    }
-
-    /// The class of the free block p (0 when p is not a free block): for a checked
-    /// build's report of a double free.
+    /// What the pool holds (span_slow::add_stats), a checked build's report of a double
+    /// free (span_slow::free_list_class_of), a pointer's place in the pool's memory.
+    static void add_stats(pool_stats& out) noexcept { slow::add_stats(s(), out); }
     static std::size_t free_list_class_of(const void* p) noexcept {
-        const span_state& st = s();
-        for (std::uint32_t n = 0; n < classes::count; ++n) {
-            const std::uint32_t slot = classes::slot_of_ordinal(n);
-            for (void* b = st.heads[slot]; b != nullptr; b = hooks::load_link(b))
-                if (b == p)
-                    return steps[slot];
-            const auto d =
-                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
-            const std::size_t bytes = steps[slot];
-            if (st.window[slot] != nullptr && d < 64 * bytes && d % bytes == 0 &&
-                ((st.bits[slot] >> (d / bytes)) & 1) != 0)
-                return bytes;
-            const std::byte* const next = st.cursor[slot];
-            if (p >= next && p < st.cursor_end[slot] &&
-                static_cast<std::size_t>(static_cast<const std::byte*>(p) - next) % bytes == 0)
-                return bytes;
-        }
-        if (!is_pool_segment(p))
-            return 0;
-        const span* const sp = span_of(p);
-        if (owner_of(p) != &st || sp->capacity == 0)
-            return 0;
-        const std::size_t bytes = span_class_bytes(sp);
-        const auto offset =
-            static_cast<std::size_t>(static_cast<const std::byte*>(p) - span_begin(sp));
-        if (offset % bytes != 0 || !is_block_place(sp, offset / bytes))
-            return 0;
-        const std::size_t i = offset / bytes;
-        return ((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0 ? bytes : 0;
+        return slow::free_list_class_of(s(), p);
     }
     static std::ptrdiff_t offset_in_memory(const void* p) noexcept {
-        for (segment* seg = s().segments; seg != nullptr; seg = seg->older)
-            if (seg == segment_of(p))
-                return reinterpret_cast<const std::byte*>(p) - reinterpret_cast<std::byte*>(seg);
-        return -1;
+        return slow::offset_in_memory(s(), p);
     }
 };
 
