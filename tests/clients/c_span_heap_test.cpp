@@ -1,10 +1,8 @@
 // The C API's heap on the span layout (detail/c_api/span_heap.hpp): c_span_heap, without a
 // header for pooled blocks, on fresh pools with both dispatch policies (CSpanHeap). The
-// header heap and the extern "C" functions: c_api_test.cpp. Every test ends with the
-// accounting checker.
-#include "sta/detail/c_api/span_heap.hpp"
-
-#include "../support/pool_test_support.hpp"
+// header heap and the extern "C" functions: c_api_test.cpp; what c_span_heap refuses, and
+// the freed marks: c_span_heap_refusals_test.cpp. Every test ends with the accounting checker.
+#include "c_span_heap_support.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,24 +20,9 @@ using sta::detail::check_accounting;
 using sta::detail::held_block;
 using sta::detail::span_of;
 
-template <class Pool>
-std::string tiled(const std::vector<held_block>& held) {
-    std::vector<held_block> in_pool; // a null block: a poor fit, which no span holds
-    std::copy_if(held.begin(), held.end(), std::back_inserter(in_pool),
-                 [](const held_block& h) { return h.p != nullptr; });
-    return check_accounting<Pool>(in_pool);
-}
-
 template <class Variant>
 class CSpanHeap : public ::testing::Test {};
 TYPED_TEST_SUITE(CSpanHeap, span_variants, variant_names);
-
-#define FRESH_SPAN_HEAP                                                                            \
-    struct tag {};                                                                                 \
-    using pool = fresh_pool<TypeParam, tag>;                                                       \
-    using heap = sta::detail::c_span_heap<pool>;                                                   \
-    static_assert(!heap::marked_frees);                                                            \
-    using classes [[maybe_unused]] = typename pool::classes
 
 constexpr std::size_t largest_class = sta::detail::max_class_bytes;
 
@@ -525,169 +508,6 @@ TYPED_TEST(CSpanHeap, ReallocWithNoMemoryLeft) {
     for (const held_block& h : held)
         heap::free(const_cast<void*>(h.p));
     EXPECT_EQ(tiled<pool>({}), "");
-}
-
-// Guards a double free through the unsized free: without a header to read, the span
-// names the class and the checked build reports the block on its span's list.
-TYPED_TEST(CSpanHeap, DoubleFreeIsReported) {
-#if !STA_POOL_CHECKS
-    GTEST_SKIP() << "STA_POOL_CHECKS is off in this build";
-#endif
-    FRESH_SPAN_HEAP;
-    EXPECT_DEATH(
-        {
-            void* p = heap::malloc(24);
-            heap::free(p);
-            heap::free(p);
-        },
-        "double free: block .+ is already on the free list of the 32 B class");
-}
-
-// Guards a pointer into a block (not its start): the span gives it a class, but the
-// checked build sees it is no live block instead of filing it as one.
-TYPED_TEST(CSpanHeap, InteriorPointerIsReported) {
-#if !STA_POOL_CHECKS
-    GTEST_SKIP() << "STA_POOL_CHECKS is off in this build";
-#endif
-    FRESH_SPAN_HEAP;
-    EXPECT_DEATH(
-        {
-            auto* p = static_cast<std::byte*>(heap::malloc(64));
-            heap::free(p + 16);
-        },
-        "foreign pointer: block .+ lies in the pool's memory");
-}
-
-/// The tag of a family with freed marks, as the drop-in's (pool/freed_mark.hpp): one
-/// family for each line that names it (a local class may not hold the static member).
-template <int Line>
-struct marked_tag {
-    static constexpr bool freed_marks = true;
-};
-#define FRESH_MARKED_SPAN_HEAP                                                                     \
-    using pool = fresh_pool<TypeParam, marked_tag<__LINE__>>;                                      \
-    using heap = sta::detail::c_span_heap<pool>;                                                   \
-    static_assert(heap::marked_frees)
-
-// M1: a block freed holds the freed mark — on its class's cache, or in its bitmap after a
-// flush — until malloc hands it out again without it.
-TYPED_TEST(CSpanHeap, MarkedFreesMarkABlockUntilItIsHandedOutAgain) {
-    FRESH_MARKED_SPAN_HEAP;
-    std::vector<void*> blocks;
-    for (int i = 0; i < 3000; ++i) { // more than a flush's interval: some reach the bitmap
-        void* const p = heap::malloc(48);
-        ASSERT_NE(p, nullptr);
-        std::memset(p, 0x5a, 48);
-        blocks.push_back(p);
-    }
-    for (void* p : blocks)
-        heap::free(p);
-    for (void* p : blocks)
-        EXPECT_TRUE(sta::detail::has_freed_mark(p, sta::detail::process_secret())) << p;
-    for (void*& p : blocks) {
-        p = heap::malloc(48);
-        ASSERT_NE(p, nullptr);
-        EXPECT_FALSE(sta::detail::has_any_mark(p, sta::detail::process_secret())) << p;
-    }
-    for (void* p : blocks)
-        heap::free(p);
-    EXPECT_EQ(tiled<pool>({}), "");
-}
-
-// M2: a block freed twice is refused, whether it waits on its class's cache or the flush
-// sent it to its bitmap; the message is the checked build's or the release checks'.
-TYPED_TEST(CSpanHeap, MarkedFreesRefuseABlockFreedTwice) {
-    FRESH_MARKED_SPAN_HEAP;
-    EXPECT_DEATH(
-        {
-            void* p = heap::malloc(24);
-            heap::free(p);
-            heap::free(p);
-        },
-        "double free");
-    EXPECT_DEATH(
-        {
-            void* p = heap::malloc(24);
-            heap::free(p);
-            for (int i = 0; i < 3000; ++i)
-                heap::free(heap::malloc(200));
-            heap::free(p);
-        },
-        "double free");
-}
-
-// M4: a free block whose mark a write after free destroyed is refused before malloc
-// follows its link (which the same write could have forged).
-TYPED_TEST(CSpanHeap, MarkedFreesRefuseAFreeBlockOverwritten) {
-    FRESH_MARKED_SPAN_HEAP;
-    EXPECT_DEATH(
-        {
-            void* p = heap::malloc(32);
-            heap::free(p);
-            sta::detail::hooks::store_link(p, reinterpret_cast<void*>(0x4141414141414140));
-            sta::detail::hooks::store_mark(p, 0x4141414141414141);
-            (void)heap::malloc(32);
-            (void)heap::malloc(32);
-        },
-        "free block .+ was overwritten");
-}
-
-// M4: a write after free of the link word alone — to an address the attacker chose, or of
-// its low byte only — is refused at the pop of the block written, before the link is
-// followed; so is a write of both words with the constant an unkeyed mark would have.
-TYPED_TEST(CSpanHeap, MarkedFreesRefuseALinkWrittenAfterFree) {
-    FRESH_MARKED_SPAN_HEAP;
-    alignas(64) static std::byte target[256];
-    // Two blocks freed onto the class's cache, the later one written as `write` says, then
-    // the malloc that pops it.
-    const auto pop_after = [](auto write) {
-        void* a = heap::malloc(32);
-        void* p = heap::malloc(32);
-        heap::free(a);
-        heap::free(p);
-        write(p);
-        (void)heap::malloc(32);
-    };
-    const char* const refused = "malloc\\(\\): free block .+ was overwritten";
-    EXPECT_DEATH(pop_after([](void* p) { sta::detail::hooks::store_link(p, target + 64); }),
-                 refused);
-    EXPECT_DEATH(pop_after([](void* p) { // the link's low byte
-                     const auto link =
-                         reinterpret_cast<std::uintptr_t>(sta::detail::hooks::load_link(p));
-                     sta::detail::hooks::store_link(p, reinterpret_cast<void*>(link ^ 0x40));
-                 }),
-                 refused);
-    EXPECT_DEATH(pop_after([](void* p) {
-                     constexpr std::uint64_t unkeyed = 0xa5f15e3d9c2b7e01ull; // a constant mark's
-                     sta::detail::hooks::store_mark(target + 64, unkeyed);
-                     sta::detail::hooks::store_link(p, target + 64);
-                     sta::detail::hooks::store_mark(p, unkeyed);
-                 }),
-                 refused);
-}
-
-// M5: the key is the process's secret: odd, and the same at every call.
-TEST(FreedMarks, TheKeyIsOddAndTheSameAtEveryCall) {
-    const std::uint64_t key = sta::detail::new_mark_key();
-    EXPECT_EQ(key & 1, 1u);
-    EXPECT_EQ(sta::detail::new_mark_key(), key);
-    std::uint64_t other = 0;
-    std::thread([&other] { other = sta::detail::new_mark_key(); }).join();
-    EXPECT_EQ(other, key);
-}
-
-// M3: a block its owner freed and another thread frees again is refused at that free (a
-// checked build's registry answers first: the block is no live block of the pool).
-TYPED_TEST(CSpanHeap, MarkedFreesRefuseAnOwnersBlockFreedAgainOnAnotherThread) {
-    FRESH_MARKED_SPAN_HEAP;
-    static_assert(TypeParam::threads::threaded, "span_variants are per-thread pools");
-    EXPECT_DEATH(
-        {
-            void* p = heap::malloc(100);
-            heap::free(p);
-            std::thread([p] { heap::free(p); }).join();
-        },
-        "double free|did not come from this pool"); // the release checks' or the checked build's
 }
 
 } // namespace
