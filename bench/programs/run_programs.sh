@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Unchanged programs on libsta_malloc.so (issue 16): Debian's own binaries, two small
 # programs of the project's that free and grow big buffers (big_buffers.cpp) and one of a
-# start-up (start_up.cpp, issue 38), timed as whole processes under glibc, the peers and libsta_malloc, with an output oracle.
+# start-up (start_up.cpp, issue 38), timed as whole processes under glibc, the peers and
+# libsta_malloc, with an output oracle; and three small ones (python3 -c pass, lua -e,
+# one sqlite3 query: issue 38), whose peak RSS the report judges.
 #
 #   bench/programs/run_programs.sh [path/to/libsta_malloc.so]
 #   (default: $STA_MALLOC, else build/bench/src/malloc/libsta_malloc.so)
@@ -160,7 +162,13 @@ programs=(
     # a start-up (bench/programs/start_up.cpp): 400,000 blocks of 16 B-8 KiB written in a
     # row, 5 % freed soon after
     "start_up 400,000 blocks of 16 B-8 KiB|0|||$start_up 400000"
+    # small programs (issue 38): what an allocator adds to a program that does little;
+    # their peak RSS is judged, not their few milliseconds (" (small)" in the name says so)
+    "python3 -c pass (small)|0|||$python -c pass"
+    "lua5.4 -e x=1 (small)|0|||$lua -e x=1"
+    "sqlite3 :memory: one query (small)|0||$work/one_query.sql|$sqlite :memory:"
 )
+printf 'select 1;\n' >"$work/one_query.sql"
 
 printf '%s\n' "${programs[@]}" >"$work/programs"
 printf '%s\n' "${allocators[@]}" >"$work/allocators"

@@ -63,7 +63,8 @@ DEBIAN_PEERS = ["mimalloc", "jemalloc", "tcmalloc"]
 EXTRA_PEERS = ["mimalloc3", "snmalloc", "rpmalloc"]
 # Groups of peers; "all" is every allocator that is not the pool.
 GROUPS = {"general": DEBIAN_PEERS + EXTRA_PEERS}
-GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "boost::pool": "boost::pool",
+GROUP_TEXT = {"glibc": "glibc", "mimalloc": "mimalloc", "mimalloc3": "mimalloc 3.4.3",
+              "boost::pool": "boost::pool",
               "bump": "a bump allocator", "general": "the best general-purpose peer",
               "all": "the best peer", "original CComBSTR": "the original CComBSTR",
               "seed mode": "the seed's mode (threads::one_owner)",
@@ -131,6 +132,8 @@ class Cond(NamedTuple):
     peak RSS over 64 MiB); the group's best figure is shown beside it;
     bound "share_at_most": ours <= the group's best (lowest) figure + threshold, both
     shares (0..1, shown as percentages: the share of the peak still resident);
+    bound "kib_over_at_most": ours <= the group's best (lowest) figure + threshold, all
+    three KiB (a small program's peak RSS over glibc's);
     bound "at_least": ours >= threshold, ours itself a speed-up against peers computed by
     its section (the field suite's geometric mean; group None).
     """
@@ -392,7 +395,7 @@ def check(measures, cond):
     elif cond.bound == "at_most":
         value = figure.ours
         ok = value is not None and value <= cond.threshold
-    elif cond.bound == "share_at_most":
+    elif cond.bound in ("share_at_most", "kib_over_at_most"):
         value = figure.ours
         ok = value is not None and figure.value is not None and \
             value <= figure.value + cond.threshold
@@ -491,6 +494,8 @@ def cond_text(target, c):
     if c.bound == "share_at_most":
         margin = f" + {100 * c.threshold:g} points" if c.threshold else ""
         return f"{prefix}≤ {GROUP_TEXT[c.group]}{margin}"
+    if c.bound == "kib_over_at_most":
+        return f"{prefix}≤ {GROUP_TEXT[c.group]} + {c.threshold / 1024:g} MiB"
     return f"{prefix}within ±{c.threshold * 100:.0f}% from 10^3 to 10^7 live blocks"
 
 
@@ -509,6 +514,10 @@ def measured_text(target, c):
         best_peer = (f"{pretty(c.figure.variant)} {pct(c.figure.value)}" if c.figure.variant
                      else "n/a")
         return f"{prefix}{pct(c.value)} (best: {best_peer})"
+    if c.cond.bound == "kib_over_at_most":
+        theirs = (f"{pretty(c.figure.variant)} {fmt(c.figure.value / 1024)} MiB"
+                  if c.figure.variant else "n/a")
+        return f"{prefix}{fmt(None if c.value is None else c.value / 1024)} MiB ({theirs})"
     word = "vs" if c.cond.bound == "faster" else "of"
     peer = pretty(c.figure.variant) if c.figure.variant else GROUP_TEXT[c.cond.group]
     return f"{prefix}{fx(c.value)} {word} {peer}"

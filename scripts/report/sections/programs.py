@@ -24,6 +24,10 @@ CHECKS_NOISE = 0.97
 # speed (its wall time / the hardened one's), the geometric mean over the programs of
 # each program's median round.
 HARDENED_SPEED = 0.91  # at most 10 % slower: 1 / 1.1, rounded up
+# A small program (issue 38; the runner's name ends with SMALL): its peak RSS at most
+# mimalloc 3.4.3's and at most glibc's + SMALL_OVER_GLIBC KiB; its time is not judged.
+SMALL = " (small)"
+SMALL_OVER_GLIBC = 2048
 # The program runner's allocator names -> the report's ("sta-unchecked": the same
 # libsta_malloc.so with STA_MALLOC_CHECKS=0).
 PROGRAM_NAMES = dict({"glibc": "malloc", "sta": STA_MALLOC_ROW,
@@ -111,7 +115,7 @@ def measures(data, layout):
 def hardened_speed(data):
     """The geometric mean over the programs of the default library's wall time / the
     hardened one's, each program's median round (None when a program has no hardened row)."""
-    rounds = [per_round(data, p, STA_MALLOC_HARDENED_ROW) for p in data.program_list]
+    rounds = [per_round(data, p, STA_MALLOC_HARDENED_ROW) for p in timed(data)]
     if not rounds or None in rounds:
         return None
     return geomean([1 / r[0] for r in rounds])
@@ -147,11 +151,28 @@ def allocator_bound(data, program):
     return spread is not None and spread >= ALLOC_BOUND
 
 
+def is_small(program):
+    """A small program (" (small)" in the runner's name): its peak RSS is what is judged."""
+    return program.endswith(SMALL)
+
+
+def timed(data):
+    """The programs whose time is judged: every one but the small ones."""
+    return [p for p in data.program_list if not is_small(p)]
+
+
 def program_target(data, program):
     """The multi-threaded one: >= 1.0x the best peer (whatever its spread); the other
     allocator-bound ones: >= 1.05x the best peer and >= 1.3x glibc; the rest >= 0.97x the
-    best peer (no loss beyond the noise); every one: peak RSS <= 1.2x mimalloc's."""
+    best peer (no loss beyond the noise); every one: peak RSS <= 1.2x mimalloc's. A small
+    one (issue 38): its peak RSS at most mimalloc 3.4.3's and at most glibc's + SMALL_OVER_GLIBC
+    KiB, its time not judged (a few milliseconds)."""
     time_id, rss_id = f"program/{program}", f"program_rss/{program}"
+    if is_small(program):
+        return Target(f"program_{slug(program)}", f"program {program}", why_small,
+                      [Cond(rss_id, "mimalloc3", "within", 1.0, "peak RSS"),
+                       Cond(rss_id, "glibc", "kib_over_at_most", SMALL_OVER_GLIBC, "peak RSS")],
+                      ("spans",))
     if program in data.program_threads:
         kind = "multi-threaded"
         conds = [Cond(time_id, "all", "faster", 1.0, "time")]
@@ -173,7 +194,7 @@ def checks_target(data):
                   "libsta_malloc.so's wall time with its checks off / on, in each round, the "
                   "median of the rounds)",
                   why_checks, [Cond(f"checks/{p}", "checks off", "faster", CHECKS_NOISE, p)
-                               for p in data.program_list], ("spans",))
+                               for p in timed(data)], ("spans",))
 
 
 def hardened_target(data):
@@ -187,7 +208,7 @@ def hardened_target(data):
 
 def why_hardened(data, v):
     per = []
-    for p in data.program_list:
+    for p in timed(data):
         r = per_round(data, p, STA_MALLOC_HARDENED_ROW)
         per.append(f"{p} {fx(r[0]) if r else 'n/a'}")
     return ("hardened / default time, each program's median round: " + ", ".join(per) +
@@ -232,6 +253,14 @@ def why_program(data, v):
     return text + " (the unchanged-programs table has every allocator's runs)."
 
 
+def why_small(data, v):
+    """A small program's peak RSS beside mimalloc 3.4.3's and glibc's."""
+    program = v.target.conds[0].measure.split("/", 1)[1]
+    rss = [f"{pretty(a)} {fmt(data.programs[(a, program)]['maxrss_kib'] / 1024, 2)} MiB"
+           for a in [STA_MALLOC_ROW, "mimalloc3", "malloc"] if (a, program) in data.programs]
+    return checks_text(v) + "; peak RSS: " + ", ".join(rss) + "."
+
+
 def why_checks(data, v):
     """The programs whose checks-off / checks-on ratio is below the bound, or not measured."""
     out = []
@@ -269,7 +298,9 @@ def method(data):
         "and libsta_malloc.so with `STA_MALLOC_CHECKS=0` (its release checks off, issue 27; "
         "compared with the checks on, never a peer), "
         "rounds interleaved, output oracle; wall "
-        "time and peak RSS. libsta_malloc.so is the span layout: its targets are judged there."]
+        "time and peak RSS; three small programs (python3 -c pass, lua -e, one sqlite3 "
+        "query) judged by their peak RSS alone (issue 38). libsta_malloc.so is the span "
+        "layout: its targets are judged there."]
 
 
 def render(data):
@@ -301,16 +332,21 @@ def render(data):
         "peer and ≥ 1.3× glibc. Below that spread the program spends little of its time in "
         "malloc, and the target is no loss beyond the noise (≥ 0.97× the best peer). The "
         "multi-threaded program's target is ≥ 1.0× the best peer, whatever its spread. Peak "
-        "RSS ≤ 1.2× mimalloc's for every program.", ""]
+        "RSS ≤ 1.2× mimalloc's for every program. A *small* program (issue 38: python3 -c "
+        "pass, lua -e, one sqlite3 query; \"(small)\" in its name) is judged by its peak RSS "
+        f"alone: at most mimalloc 3.4.3's and at most glibc's + {SMALL_OVER_GLIBC // 1024} MiB "
+        "(its few milliseconds are not judged, nor counted in the release checks' and the "
+        "hardened library's targets).", ""]
     spread_rows, verdict = [], []
     for p in data.program_list:
         spread = program_spread(data, p)
         general = best(measures_[f"program/{p}"], "general")
         bound = allocator_bound(data, p)
         verdict.append(f"- *{p}*: glibc / {pretty(general.variant) if general.variant else 'n/a'}"
-                       f" = {fx(spread)} → "
-                       f"{'allocator-bound' if bound else 'not allocator-bound'}"
-                       f"{' (multi-threaded)' if p in data.program_threads else ''}")
+                       f" = {fx(spread)} → " +
+                       ("small: its peak RSS is judged" if is_small(p) else
+                        f"{'allocator-bound' if bound else 'not allocator-bound'}"
+                        f"{' (multi-threaded)' if p in data.program_threads else ''}"))
         t = measures_[f"program/{p}"]
         every = best(t, "all")
         glibc = best(t, "glibc")
@@ -355,8 +391,8 @@ def render(data):
 def render_checks(data):
     """libsta_malloc.so with its release checks on against the same library with them off."""
     lines = ["### Release checks on and off (issue 27)", ""]
-    missing = [p for p in data.program_list if (STA_MALLOC_UNCHECKED_ROW, p) not in data.programs]
-    if missing == data.program_list:
+    missing = [p for p in timed(data) if (STA_MALLOC_UNCHECKED_ROW, p) not in data.programs]
+    if missing == timed(data):
         return lines + [
             "**Not measured**: programs.jsonl has no `sta-unchecked` rows (libsta_malloc.so "
             "with `STA_MALLOC_CHECKS=0`; bench/programs/run_programs.sh runs them since issue "
@@ -375,7 +411,7 @@ def render_checks(data):
         lines += [f"No checks-off rows for {', '.join(missing)}: not measured there, and the "
                   "target is missed for want of them.", ""]
     rows = []
-    for p in data.program_list:
+    for p in timed(data):
         on = data.programs.get((STA_MALLOC_ROW, p))
         off = data.programs.get((STA_MALLOC_UNCHECKED_ROW, p))
         rounds = per_round(data, p, STA_MALLOC_UNCHECKED_ROW)
