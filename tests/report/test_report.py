@@ -982,13 +982,15 @@ class Report(unittest.TestCase):
         small = []
         for r in rows:
             if r["program"] == "python3 dicts.py":
-                # ten times faster than the fixture's own rows: its checks would miss
-                walls = [w / 10 for w in r["walls"]] if r["allocator"] != "sta-unchecked" else \
-                    [w / 20 for w in r["walls"]]
+                # ten times faster than the fixture's own rows, but checks off twice as fast
+                # and the hardened library half as fast again: were the small program judged
+                # there, both the release checks' and the hardened library's targets would move
+                divisor = {"sta-unchecked": 20, "sta-hardened": 5}.get(r["allocator"], 10)
+                walls = [w / divisor for w in r["walls"]]
                 small.append(dict(r, program="python3 -c pass (small)", walls=walls,
                                   seconds=sorted(walls)[len(walls) // 2], min=min(walls),
                                   max=max(walls), maxrss_kib=rss.get(r["allocator"], 9000)))
-        for r in rows:  # mimalloc 3.4.3 on every program, as a report run with it has
+        for r in list(rows):  # mimalloc 3.4.3 on every program, as a report run with it has
             if r["allocator"] == "mimalloc":
                 small_rss = rss["mimalloc3"] if r["program"] == "python3 dicts.py" else None
                 rows.append(dict(r, allocator="mimalloc3"))

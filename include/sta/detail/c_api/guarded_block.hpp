@@ -402,21 +402,6 @@ struct guarded_block {
 #endif
     }
     /// A kept mapping goes back to the OS.
-  public:
-    /// malloc_trim: every kept big mapping goes back to the OS (GB3); the bytes of their
-    /// data pages.
-    static std::size_t trim() noexcept {
-        guarded_mapping out[guarded_kept_set::slots];
-        const std::size_t taken = guarded_kept.take_all(out);
-        std::size_t given = 0;
-        for (std::size_t at = 0; at < taken; ++at) {
-            given += guarded_kept_set::data_of(out[at]);
-            give_back(out[at]);
-        }
-        return given;
-    }
-
-  private:
     static void give_back(guarded_mapping r) noexcept {
 #if !defined(_WIN32)
         os_memory.unmapped(r.length - 2 * os_page_bytes);
@@ -440,6 +425,18 @@ struct guarded_block {
     }
 
   public:
+    /// malloc_trim: every kept big mapping goes back to the OS (GB3); the bytes of their
+    /// data pages.
+    static std::size_t trim() noexcept {
+        guarded_mapping out[guarded_kept_set::slots];
+        const std::size_t taken = guarded_kept.take_all(out);
+        std::size_t given = 0;
+        for (std::size_t at = 0; at < taken; ++at) {
+            given += guarded_kept_set::data_of(out[at]);
+            give_back(out[at]);
+        }
+        return given;
+    }
     /// fork(): no other thread holds the sets' locks in the child.
     static void before_fork() noexcept {
         guarded_freed.lock.lock();
