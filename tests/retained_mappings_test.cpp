@@ -1,8 +1,9 @@
 // Guards the big tier's retained mappings (detail/heaps/retained_mappings.hpp, RM1-RM3): freed
 // pages are handed out again — the front of the smallest range that fits, or the
-// largest grown by mremap when it lacks little — with their bytes; ranges that touch are joined; a block
-// grows in place into kept pages that follow it; the count and byte limits unmap the
-// oldest. Linux only (the drop-in malloc's tier; part of a mapping is unmapped).
+// largest grown by mremap when it lacks little — with their bytes; ranges that touch are joined; a
+// block grows in place into kept pages that follow it; the byte limit (the floor, or half of the
+// big bytes in use) unmaps the oldest, the count limit the smallest. Linux only (the drop-in
+// malloc's tier; part of a mapping is unmapped).
 #include "sta/detail/heaps/retained_mappings.hpp"
 
 #include "support/smaps.hpp"
@@ -231,27 +232,64 @@ TEST_F(RetainedMappings, AMappingAboveTheLimitIsNotKept) {
     sta::detail::os_unmap_pages(big, 5 * page);
 }
 
+// However many big bytes are in use: 0 turns keeping off.
 TEST_F(RetainedMappings, ALimitOfZeroKeepsNothing) {
     const limit_scope limit(0);
+    sta::detail::os_memory.big_taken(64 * page);
+    EXPECT_EQ(sta::detail::retained_limit_now(), 0u);
     std::byte* p = map(1, 1);
     EXPECT_FALSE(r.keep(p, page, 0));
+    sta::detail::os_memory.big_freed(64 * page);
     sta::detail::os_unmap_pages(p, page);
 }
 
-TEST_F(RetainedMappings, OverTheCountLimitTheOldestIsUnmapped) {
+// A fragment that the front of a range taken left behind serves fewer requests than any
+// other range: when every entry is taken, the smallest range goes, whatever its age.
+TEST_F(RetainedMappings, OverTheCountLimitTheSmallestIsUnmapped) {
     std::vector<std::byte*> kept;
-    for (std::size_t i = 0; i <= retained_mappings::max_count; ++i) {
-        kept.push_back(map(1, static_cast<unsigned char>(i)));
-        ASSERT_TRUE(r.keep(kept.back(), page, 0));
+    std::byte* smallest = nullptr;
+    for (std::size_t i = 0; i < retained_mappings::max_count; ++i) {
+        const std::size_t pages = i == 3 ? 1 : 2; // the fourth is the smallest
+        kept.push_back(map(pages, static_cast<unsigned char>(i)));
+        ASSERT_TRUE(r.keep(kept.back(), pages * page, 0));
+        if (pages == 1)
+            smallest = kept.back();
     }
+    std::byte* const newest = map(2, 0xee);
+    ASSERT_TRUE(r.keep(newest, 2 * page, 0));
     EXPECT_EQ(r.count, retained_mappings::max_count);
-    EXPECT_FALSE(mapped(kept[0], 1));
-    EXPECT_EQ(r.start[0], kept[1]);
-    EXPECT_EQ(r.start[r.count - 1], kept.back());
+    EXPECT_FALSE(mapped(smallest, 1));
+    EXPECT_TRUE(mapped(kept[0], 2)); // the oldest stays
+    EXPECT_EQ(r.start[0], kept[0]);
+    EXPECT_EQ(r.start[r.count - 1], newest);
     EXPECT_EQ(r.held, sum_of_lengths(r));
     r.release_all();
-    for (std::byte* p : kept)
-        EXPECT_FALSE(mapped(p, 1));
+    for (std::byte* p : kept) {
+        if (p != smallest) {
+            EXPECT_FALSE(mapped(p, 2));
+        }
+    }
+}
+
+// While big blocks are in use, the limit is half of their bytes when that is more than
+// the floor (retained_limit_bytes): a range the floor alone would refuse is kept, and
+// once the big blocks are gone the floor holds again.
+TEST_F(RetainedMappings, TheLimitGrowsToHalfOfTheBigBytesInUse) {
+    const std::size_t before = sta::detail::retained_total_bytes.load();
+    const limit_scope limit(before + 4 * page);
+    std::byte* a = map(6, 1);
+    EXPECT_FALSE(r.keep(a, 6 * page, 0));                      // above the floor
+    sta::detail::os_memory.big_taken(2 * (before + 8 * page)); // half: before + 8 pages
+    EXPECT_EQ(sta::detail::retained_limit_now(), before + 8 * page);
+    EXPECT_TRUE(r.keep(a, 6 * page, 0));
+    sta::detail::os_memory.big_freed(2 * (before + 8 * page));
+    EXPECT_EQ(sta::detail::retained_limit_now(), before + 4 * page);
+    std::byte* b = map(1, 2);
+    EXPECT_TRUE(r.keep(b, page, 0)); // a goes: the floor holds again
+    EXPECT_FALSE(mapped(a, 6));
+    EXPECT_EQ(r.count, 1u);
+    EXPECT_EQ(r.start[0], b);
+    r.release_all();
 }
 
 // Guards the purge delay of kept ranges: a range kept for the delay is unmapped, a newer
