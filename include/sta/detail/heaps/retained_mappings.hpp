@@ -59,8 +59,9 @@ inline atomic<std::size_t> retained_limit_bytes{std::size_t{64} << 20};
 /// While big blocks are in use, all pool states may keep up to 1 / big_share_divisor of
 /// their bytes (os_memory.big_bytes) when that is more than retained_limit_bytes.
 /// mimalloc-bench's malloc-large (20 buffers of 5-25 MiB, one replaced at a time) took
-/// 2.66 s with the floor alone and 1.97 s with half (tcmalloc 2.17 s), at a peak RSS of
-/// 525 MiB against 447 MiB (tcmalloc 562 MiB).
+/// 2.75 s with the floor alone and 8 ranges, the oldest going first, and 2.23 s with
+/// half and max_count's rule (tcmalloc 2.17 s; medians of eight interleaved runs), at a
+/// peak RSS of 525 MiB against 447 MiB (tcmalloc 560 MiB).
 inline constexpr std::size_t big_share_divisor = 2;
 
 /// The limit of RM2 now: retained_limit_bytes, or the share of the big blocks in use
