@@ -42,11 +42,13 @@
 //      (one block more when a single block is larger), in the order they were freed
 //      from block[head] on; once it is full, each free's block enters as the oldest
 //      leaves, and every block leaves when the thread ends. No lock: a ring is its
-//      thread's. (Not at random: reuse in another order than the frees' costs programs
-//      that walk what they allocated, as the hardware prefetches blocks handed back in
-//      order. python3 dicts.py with PYTHONMALLOC=malloc ran 2x slower with any of the
-//      256 leaving at random, as slow with the oldest of eight, 1.4x with up to 64 of the
-//      oldest leaving at once, 1.1x with the ring's length walking at random by 2.)
+//      thread's, in its thread_part (a page of its own, mapped at the thread's first
+//      free, unmapped when it ends; only a 16-byte record is in static TLS). (Not at random: reuse
+//      in another order than the frees' costs programs that walk what they allocated, as the
+//      hardware prefetches blocks handed back in order. python3 dicts.py with PYTHONMALLOC=malloc
+//      ran 2x slower with any of the 256 leaving at random, as slow with the oldest of eight, 1.4x
+//      with up to 64 of the oldest leaving at once, 1.1x with the ring's length walking at random
+//      by 2.)
 //  HH4 With shuffle, held_back[slot] of a thread is null or a block of the class at slot
 //      that the heap handed to the hardened heap and the hardened heap has handed to no
 //      one; a malloc of the class returns the heap's next block or that one (then the
@@ -70,6 +72,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace sta::detail {
@@ -100,14 +103,13 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     /// countdown runs (a thread's first call, and each sample, take malloc_slow; so do
     /// sizes beyond the classes).
     STA_FORCE_INLINE static void* malloc(std::size_t bytes) noexcept {
-        thread_part& t = mine;
-        if (--t.countdown >= 0 && bytes - 1 < fast_below) [[likely]] {
+        if (--mine.countdown >= 0 && bytes - 1 < fast_below) [[likely]] {
             std::size_t held = 0;
             std::uint32_t slot = 0;
             if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) [[likely]]
                 return armed(p, held);
         }
-        return malloc_slow(t, bytes);
+        return malloc_slow(bytes);
     }
     static void free(void* p) noexcept {
         if (p == nullptr)
@@ -196,23 +198,26 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
 
     /// The calling thread ends: every block of its ring leaves, checked, and its held-back
     /// blocks go back to the heap (os/thread_exit.hpp).
+    /// Its part's pages go back to the OS; a free after this maps a part again.
     static void thread_exit(void*) noexcept {
-        thread_part& t = mine;
-        t.at_exit = false;
-        while (t.count != 0)
-            leave_oldest(t);
-        for (void*& p : t.held_back) // HH4
+        thread_part* const t = std::exchange(mine.part, nullptr);
+        if (t == nullptr)
+            return;
+        while (t->count != 0)
+            leave_oldest(*t);
+        for (void*& p : t->held_back) // HH4
             if (p != nullptr)
                 Base::free(std::exchange(p, nullptr));
+        os_unmap_pages(t, part_bytes);
     }
     /// At exit: every block of the calling thread's ring must be as its free left it
     /// (HH2); one written after its free is refused. (Another thread's ring is checked
     /// as its blocks leave, and when that thread ends.)
     static void check_at_exit() noexcept {
-        const thread_part& t = mine;
-        for (std::uint32_t i = 0; i < t.count; ++i) {
-            const std::uint32_t at = (t.head + i) & (ring_blocks - 1);
-            check_pristine(t.block[at], t.entry[at] & entry_bytes);
+        const thread_part* const t = mine.part;
+        for (std::uint32_t i = 0; t != nullptr && i < t->count; ++i) {
+            const std::uint32_t at = (t->head + i) & (ring_blocks - 1);
+            check_pristine(t->block[at], t->entry[at] & entry_bytes);
         }
     }
     /// malloc_trim: the heap's free memory and the kept big mappings (GB3) back to the OS.
@@ -251,11 +256,32 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
         void* held_back[class_slots] = {}; // a block of each class, not handed out yet (HH4)
         std::uint64_t bits = 0;   // random bits for the shuffle, the lowest next; <= 1: none
         std::uint64_t random = 0; // xorshift64 that draws them; 0: not seeded yet
+        bool at_exit = false;     // its ring empties when it ends
+    };
+    /// A thread_part's mapping: whole OS pages, zero (a new part's every field).
+    static constexpr std::size_t part_bytes = os_round_up(sizeof(thread_part));
+    /// What a thread keeps in static TLS: 16 bytes, so that the library also loads with
+    /// dlopen (glibc leaves a library loaded later a few hundred bytes of static TLS;
+    /// the thread_part itself, 3.4 KB, made dlopen fail: "cannot allocate memory in
+    /// static TLS block"). The sample countdown, which malloc's fast path reads, and the
+    /// thread's part, mapped at its first free or shuffle (new_part).
+    struct thread_record {
         /// Allocations before the thread's next sample; -1 before its first allocation.
         std::int32_t countdown = -1;
-        bool at_exit = false; // its ring empties when it ends
+        thread_part* part = nullptr;
     };
-    STA_TLS_MODEL static constinit inline thread_local thread_part mine{};
+    STA_TLS_MODEL static constinit inline thread_local thread_record mine{};
+
+    /// The calling thread's part, mapped at its first use; nullptr when the OS refuses
+    /// the page (the thread then frees without quarantine and allocates without shuffle).
+    STA_FORCE_INLINE static thread_part* part() noexcept {
+        thread_part* const t = mine.part;
+        return t != nullptr ? t : new_part();
+    }
+    STA_NOINLINE static thread_part* new_part() noexcept {
+        void* const pages = os_map_pages(part_bytes);
+        return mine.part = pages != nullptr ? new (pages) thread_part{} : nullptr;
+    }
 
     STA_FORCE_INLINE static void ready() noexcept {
         if (!options_read) [[unlikely]]
@@ -272,12 +298,12 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
 
     /// Everything malloc's fast path does not take: the options read at a thread's first
     /// call, a sample, 0 bytes, big blocks, out of memory, every malloc with the shuffle.
-    STA_NOINLINE static void* malloc_slow(thread_part& t, std::size_t bytes) noexcept {
+    STA_NOINLINE static void* malloc_slow(std::size_t bytes) noexcept {
         ready();
-        if (t.countdown < 0) {
+        if (mine.countdown < 0) {
             if (options.sample_rate == 0)
-                t.countdown = INT32_MAX; // no samples: the fast path runs on
-            else if (void* const p = sample(t, bytes))
+                mine.countdown = INT32_MAX; // no samples: the fast path runs on
+            else if (void* const p = sample(bytes))
                 return p;
         }
         if (big(bytes))
@@ -286,8 +312,10 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             return out_of_memory();
         std::size_t held = 0;
         std::uint32_t slot = 0;
-        if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) // one look for both
-            return armed(options.shuffle ? shuffled(t, p, slot) : p, held);
+        if (void* const p = Base::malloc_pooled(bytes + extra, held, slot)) { // one look for both
+            thread_part* const t = options.shuffle ? part() : nullptr;
+            return armed(t != nullptr ? shuffled(*t, p, slot) : p, held);
+        }
         // malloc's block holds good_size's bytes: its class, or the size asked above them
         return armed(Base::malloc(bytes + extra), Base::good_size(bytes + extra));
     }
@@ -295,16 +323,16 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
     /// The countdown ran out: this allocation is a guarded block, and the next sample
     /// is sample_rate allocations later. A thread's first allocation draws where its
     /// first sample falls (uniform in its first sample_rate allocations).
-    STA_NOINLINE static void* sample(thread_part& t, std::size_t bytes) noexcept {
+    STA_NOINLINE static void* sample(std::size_t bytes) noexcept {
         const std::uint32_t rate = options.sample_rate;
-        if (t.countdown < -1) {
+        if (mine.countdown < -1) {
             const auto first = static_cast<std::int32_t>(
-                mix64(reinterpret_cast<std::uintptr_t>(&t) ^ process_secret()) % rate);
-            t.countdown = first - 1; // this allocation counts
+                mix64(reinterpret_cast<std::uintptr_t>(&mine) ^ process_secret()) % rate);
+            mine.countdown = first - 1; // this allocation counts
             if (first != 0)
                 return nullptr;
         }
-        t.countdown = static_cast<std::int32_t>(rate) - 1;
+        mine.countdown = static_cast<std::int32_t>(rate) - 1;
         if (bytes == 0 || bytes > Base::max_request)
             return nullptr;
         return guarded_block::alloc(bytes, 16);
@@ -433,13 +461,15 @@ struct hardened_heap : c_derived_functions<hardened_heap<Base>> {
             zero(p, held);
         if (options.quarantine == 0 || held > options.quarantine_max_block || held < 16)
             return free_checked(p, held, pooled);
+        thread_part* const t = part();
+        if (t == nullptr) [[unlikely]]
+            return free_checked(p, held, pooled);
         set_word(p, 0, quarantine_mark()); // HH2
-        thread_part& t = mine;
-        if (t.count == ring_blocks && t.bytes + held <= options.quarantine) [[likely]] {
-            leave_oldest(t); // p enters as the oldest leaves
-            return append(t, p, held, pooled);
+        if (t->count == ring_blocks && t->bytes + held <= options.quarantine) [[likely]] {
+            leave_oldest(*t); // p enters as the oldest leaves
+            return append(*t, p, held, pooled);
         }
-        enter(t, p, held, pooled);
+        enter(*t, p, held, pooled);
     }
     /// p joins a ring that is filling, or over its bytes with it (HH3): the oldest
     /// blocks leave until p fits.
