@@ -271,6 +271,28 @@ TEST_F(RetainedMappings, OverTheCountLimitTheSmallestIsUnmapped) {
     }
 }
 
+// A new range that touches none kept, smaller than every kept one when all entries are
+// taken, is not kept: the caller unmaps it, and what is kept stays as it was.
+TEST_F(RetainedMappings, OverTheCountLimitANewSmallestRangeIsNotKept) {
+    std::vector<std::byte*> kept;
+    for (std::size_t i = 0; i < retained_mappings::max_count; ++i) {
+        kept.push_back(map(2, static_cast<unsigned char>(i)));
+        ASSERT_TRUE(r.keep(kept.back(), 2 * page, 0));
+    }
+    const std::size_t held = r.held;
+    const std::size_t total = sta::detail::retained_total_bytes.load();
+    std::byte* const one = map(1, 0xee);
+    EXPECT_FALSE(r.keep(one, page, 0));
+    EXPECT_TRUE(mapped(one, 1)); // the caller's to unmap
+    EXPECT_EQ(r.count, retained_mappings::max_count);
+    EXPECT_EQ(r.held, held);
+    EXPECT_EQ(sta::detail::retained_total_bytes.load(), total);
+    for (std::size_t i = 0; i < kept.size(); ++i)
+        EXPECT_EQ(r.start[i], kept[i]);
+    sta::detail::os_unmap_pages(one, page);
+    r.release_all();
+}
+
 // While big blocks are in use, the limit is half of their bytes when that is more than
 // the floor (retained_limit_bytes): a range the floor alone would refuse is kept, and
 // once the big blocks are gone the floor holds again.

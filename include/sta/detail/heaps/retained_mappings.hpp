@@ -94,7 +94,8 @@ struct retained_mappings {
     bool last_taken = false;               // the last take() handed out kept pages
 
     /// Keep the freed pages [p, p + bytes) (whole pages), at time `now`. False when they
-    /// are not kept (more than the limit leaves room for): the caller unmaps them.
+    /// are not kept (more than the limit leaves room for, or every entry taken by a
+    /// larger range): the caller unmaps them.
     bool keep(void* p, std::size_t bytes, std::uint32_t now) noexcept {
         const std::size_t limit = retained_limit_now();
         if (bytes > limit)
@@ -130,8 +131,16 @@ struct retained_mappings {
             length[after] += bytes;
             kept_ms[after] = now;
         } else {
-            if (count == max_count)
-                drop(smallest());
+            if (count == max_count) { // the smallest of the kept and the new one goes
+                const std::size_t i = smallest();
+                if (length[i] < bytes) {
+                    drop(i);
+                } else {
+                    held -= bytes;
+                    retained_total_bytes.fetch_sub(bytes, memory_order_relaxed);
+                    return false;
+                }
+            }
             start[count] = b;
             length[count] = bytes;
             kept_ms[count] = now;
