@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -607,29 +608,70 @@ TEST(StaMallocThreads, BlocksFreedOnAnotherThreadAreReused) {
     }
 }
 
-// A child forked while other threads allocate can allocate, free and start threads.
-// A thread's pool keeps the pages of the big blocks it frees for its next requests;
-// when the thread ends they go back to the OS with the parked pool.
-TEST(StaMallocThreads, AThreadThatEndsKeepsNoBigBlocksPages) {
+// The pages [p, p + bytes) that are resident, or -1 when some are not mapped at all.
+long resident_pages(void* p, std::size_t bytes) {
+    void* const first =
+        reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095});
+    std::vector<unsigned char> residency(bytes / 4096);
+    if (::mincore(first, bytes, residency.data()) != 0)
+        return -1;
+    long n = 0;
+    for (const unsigned char r : residency)
+        n += r & 1;
+    return n;
+}
+
+// A thread's pool keeps the pages of the big blocks it frees for its next requests; when
+// the thread ends they stay with its parked pool, like its clean spans: the next thread
+// adopts the pool and takes them resident, with no page fault (mimalloc-bench's mstress
+// starts a thread a round: 35,700 page faults a run when they were unmapped at the
+// thread's end, 2,900 with this rule); malloc_trim gives them back.
+TEST(StaMallocThreads, AThreadThatEndsLeavesItsBigBlocksPagesToTheNextThread) {
     const std::size_t bytes = std::size_t{4} << 20;
-    void* where = nullptr;
+    (void)::malloc_trim(0); // nothing kept from the tests before
     std::thread([&] {
         void* p = malloc_fn(bytes);
+        ASSERT_NE(p, nullptr);
         std::memset(p, 1, bytes);
         std::free(p);
-        where = malloc_fn(bytes); // the kept pages, taken back: they were kept
+    }).join();
+    void* where = nullptr;
+    long resident = 0;
+    std::thread([&] {
+        where = malloc_fn(bytes); // the parked pool's kept pages, before any write
+        resident = resident_pages(where, bytes);
         std::free(where);
     }).join();
     ASSERT_NE(where, nullptr);
-    // (the block starts 16 bytes into its first page: its header)
-    void* const first_page =
-        reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(where) & ~std::uintptr_t{4095});
-    std::vector<unsigned char> residency(bytes / 4096);
-    errno = 0;
-    EXPECT_EQ(::mincore(first_page, bytes, residency.data()), -1); // unmapped
-    EXPECT_EQ(errno, ENOMEM);
+    EXPECT_GE(resident, static_cast<long>(bytes / 4096) - 1) << "a fresh mapping: nothing kept";
+    EXPECT_EQ(::malloc_trim(0), 1);
+    EXPECT_EQ(resident_pages(where, bytes), -1) << "malloc_trim left them mapped";
 }
 
+// What a parked pool keeps for big blocks goes back once the purge delay has passed,
+// given back by another thread's slow-path checks, as its clean spans are.
+TEST(StaMallocThreads, AParkedPoolsKeptBigPagesGoBackAfterThePurgeDelay) {
+    const std::size_t bytes = std::size_t{4} << 20;
+    const long long before = option_now("purge_delay_ms");
+    set_option("purge_delay_ms", 0);
+    void* where = nullptr;
+    std::thread([&] {
+        where = malloc_fn(bytes);
+        std::memset(where, 1, bytes);
+        std::free(where); // kept: a delay of 0 gives it back at a later check, not here
+    }).join();
+    ASSERT_NE(where, nullptr);
+    long resident = 0;
+    for (int i = 0; i < 2000 && (resident = resident_pages(where, bytes)) != -1; ++i) {
+        for (int j = 0; j < 2000; ++j) // slow-path checks: refills, flushes
+            std::free(malloc_fn(64 + static_cast<std::size_t>(j) % 2048));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    set_option("purge_delay_ms", before);
+    EXPECT_EQ(resident, -1) << "the parked pool still keeps the pages";
+}
+
+// A child forked while other threads allocate can allocate, free and start threads.
 TEST(StaMallocThreads, ForkInAThreadedProgramLeavesTheChildUsable) {
     std::atomic<bool> stop{false};
     std::vector<std::thread> busy;

@@ -18,18 +18,19 @@
 //   thread finds the block's span owned by someone else and sends the block home.
 //
 //   Thread exit (os/thread_exit.hpp, after the thread's thread_local destructors): the
-//   state is parked on the family's parked list, and current goes back to idle_.
-//   Parking takes what other threads sent home, ends the classes' current spans and
-//   gives every span whose blocks have all come back to the OS (the layout's
-//   drain_parked, which names the state it works on and never reads current), releases
-//   the kept big mappings and hands the heap over. Its spans stay where they are, owned
-//   by the parked state: live blocks can still be freed by any thread, and a thread
-//   that sends a block home to a parked state takes it back itself, under the state's
-//   lock, so that memory freed after its thread ended is reused and given back without
-//   waiting for a new thread (sent_home). The next thread that needs a pool adopts the most
-//   recently parked state, memory, lists and all. States are never destroyed (frees can
-//   reach them at any time), so a block's owner pointer is always valid; threads that
-//   come and go reuse the same few states.
+//   state is parked on the family's parked list, and current goes back to idle_. Parking
+//   takes what other threads sent home, ends the classes' current spans (the layout's
+//   drain_parked, which names the state it works on and never reads current) and hands the
+//   heap over. What the state keeps free — its clean spans, its kept big mappings — stays
+//   for the purge delay, which other threads' slow paths keep (give_back_parked), so that a
+//   thread started a round takes it back without a page fault. Its spans stay where they
+//   are, owned by the parked state: live blocks can still be freed by any thread, and a
+//   thread that sends a block home to a parked state takes it back itself, under the
+//   state's lock, so that memory freed after its thread ended is reused and given back
+//   without waiting for a new thread (sent_home). The next thread that needs a pool adopts
+//   the most recently parked state, memory, lists and all. States are never destroyed
+//   (frees can reach them at any time), so a block's owner pointer is always valid; threads
+//   that come and go reuse the same few states.
 //
 //   The code is in two parts. family_ops<State, Slow> holds what is the same for every
 //   pool tag — adopting, parking, giving back what parked states keep — over the
@@ -190,7 +191,6 @@ void family_ops<State, Slow>::retire(thread_family& f, State& s) noexcept {
     const spin_guard held(s.parked_lock);
     s.parked.store(true, memory_order_seq_cst);
     Slow::drain_parked(s);
-    s.retained.release_all();
     s.heap.hand_over();
     note_parked_wait(f, s);
 }
@@ -412,9 +412,8 @@ struct per_thread_home {
         return s;
     }
 
-    /// The thread that owned `s` ends: park its state (PH1, PH4). A parked state has no
-    /// thread to reuse what it holds: the kept big mappings and every clean span go back
-    /// to the OS now.
+    /// The thread that owned `s` ends: park its state (PH1, PH4). What it keeps free waits
+    /// for its delay there, for the next thread to adopt.
     static void thread_ended(State* s) noexcept {
         ops::retire(family_, *s);
         if (current::get() == s)
