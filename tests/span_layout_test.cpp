@@ -138,41 +138,57 @@ TYPED_TEST(SpanLayout, EveryCacheFreesthFreeFlushesTheCaches) {
 
 // Guards the flush's interval while a program frees more than it allocates (S5): a flush
 // that finds at least half of its interval's frees on the caches makes the next one come
-// after cache_frees_freeing frees (the blocks still in the L1 cache when walked), and a
-// flush after frees that allocations took back restores cache_frees.
-TYPED_TEST(SpanLayout, FreesThatOutrunAllocationsAreFlushedSooner) {
+// after cache_frees_freeing frees, and until a class refills, a sized free's block goes to
+// its span's bitmap at once (direct_frees), uncounted; after the refill, frees go on the
+// caches again, and a flush after frees that allocations took back restores cache_frees.
+TYPED_TEST(SpanLayout, FreesThatOutrunAllocationsGoToTheirSpansAtOnce) {
     FRESH_POOL;
     using sta::detail::cache_frees;
     using sta::detail::cache_frees_freeing;
     auto& st = pool::detail_state();
+    const std::uint32_t slot = pool::classes::slot_of_key(47);
     std::vector<void*> blocks;
     for (std::uint32_t i = 0; i < cache_frees + 2 * cache_frees_freeing; ++i)
         blocks.push_back(pool::alloc(48));
     sta::detail::flush_caches<pool>(); // nothing on the caches: the long interval
     EXPECT_EQ(st.flush_every, cache_frees);
+    EXPECT_FALSE(st.direct_frees);
     std::uint32_t next = 0;
-    for (; next < cache_frees; ++next) // frees only: the last one flushes
+    for (; next + 1 < cache_frees; ++next) // frees only
         pool::free(blocks[next], 48);
+    EXPECT_FALSE(in_bitmap(blocks[next - 1])); // on the cache
+    pool::free(blocks[next++], 48);            // the cache_frees-th: flushed
     EXPECT_TRUE(in_bitmap(blocks[0]));
     EXPECT_EQ(st.flush_every, cache_frees_freeing);
-    EXPECT_EQ(st.frees_to_flush, cache_frees_freeing);
-    for (std::uint32_t i = 0; i + 1 < cache_frees_freeing; ++i)
+    EXPECT_TRUE(st.direct_frees);
+    for (std::uint32_t i = 0; i < cache_frees_freeing; ++i) { // more frees only: at once
         pool::free(blocks[next++], 48);
-    EXPECT_FALSE(in_bitmap(blocks[next - 1]));
-    pool::free(blocks[next++], 48); // the cache_frees_freeing-th: flushed, still freeing
-    EXPECT_TRUE(in_bitmap(blocks[next - 1]));
-    EXPECT_EQ(st.flush_every, cache_frees_freeing);
+        EXPECT_TRUE(in_bitmap(blocks[next - 1])) << i;
+        EXPECT_EQ(st.heads[slot], nullptr) << i;
+    }
+    EXPECT_EQ(st.frees_to_flush, cache_frees_freeing); // not counted
+    // Allocations until the class refills (its cursor or window spent): the frees go on
+    // the caches again.
+    std::vector<void*> taken;
+    for (int i = 0; st.direct_frees && i < 100000; ++i)
+        taken.push_back(pool::alloc(48));
+    EXPECT_FALSE(st.direct_frees);
+    pool::free(taken.back(), 48);
+    EXPECT_EQ(st.heads[slot], taken.back());
+    taken.back() = pool::alloc(48); // taken back from the cache
     // Each free now followed by an allocation of its class, which takes it back: the
     // caches hold nothing at the next flush, and the interval is the long one again.
     for (std::uint32_t i = 0; i < cache_frees_freeing; ++i) {
         pool::free(blocks[next], 48);
         blocks[next] = pool::alloc(48);
-        EXPECT_EQ(st.heads[pool::classes::slot_of_key(47)], nullptr) << i;
+        EXPECT_EQ(st.heads[slot], nullptr) << i;
     }
     EXPECT_EQ(st.flush_every, cache_frees);
     std::vector<held_block> held;
     for (std::uint32_t i = cache_frees + cache_frees_freeing; i < blocks.size(); ++i)
         held.push_back({blocks[i], 48});
+    for (void* p : taken)
+        held.push_back({p, 48});
     EXPECT_EQ(check_accounting<pool>(held), "");
 }
 
