@@ -1046,15 +1046,15 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         return block;
     }
 
-    /// A block freed with the size of its class (`slot`, the class the caller's size
-    /// names: a block a shrink kept in a larger class goes on the smaller class's cache,
-    /// and serves it): onto the class's cache (S5), or, while the frees outrun the
-    /// allocations (direct_frees: a scene torn down), to its span's bitmap at once, while
-    /// it is warm, where a flush would walk it again (22 instructions a block in the tree
-    /// scene's teardown): the tree scene's round 12.24 M -> 11.68 M instructions and 8 %
-    /// less CPU time, the GUI scene's 12.57 M -> 12.15 M, for a test more on every sized
-    /// free (docs/design.md, "Decisions"). The drop-in's family (freed marks) caches its
-    /// sized frees always. Another thread's block goes home.
+    /// A block freed with the size of its class (`slot`, the class the caller's size names:
+    /// a block a shrink kept in a larger class goes on the smaller class's cache, and
+    /// serves it): onto the class's cache (S5), or, while the frees outrun the allocations
+    /// (direct_frees: a scene torn down), to its span's bitmap at once, while it is warm,
+    /// where a flush would walk it again (22 instructions a block in the tree scene's
+    /// teardown): the tree scene's round 12.24 M -> 11.68 M instructions and 8 % less CPU
+    /// time, the GUI scene's 12.57 M -> 12.15 M, for a test more on every sized free
+    /// (docs/dispatch.md, "A flush sooner while a program frees"). The drop-in's family
+    /// (freed marks) caches its sized frees always. Another thread's block goes home.
     STA_FORCE_INLINE static void release(std::uint32_t slot, void* p) noexcept {
         span_state& st = s();
         if constexpr (threaded)
