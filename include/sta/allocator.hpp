@@ -19,8 +19,9 @@
 // member that allocates too large for the compiler to inline into its caller, so the
 // caller's constant work stayed unfolded: the GUI scene (bench/gui_scene.hpp) runs 9-10 %
 // faster with the call (std::string's constructors inlined, their strlen and memcpy of
-// literals folded), the tree scene 1.5-3 % slower (a call a node, and +3 % instructions).
-// deallocate stays inline: its call sites are few and its fast path short.
+// literals folded), the tree scene 3-6 % slower (a call a node, +3 % instructions), which
+// its teardown's direct frees more than make up (span_core::release; docs/design.md,
+// "Decisions"). deallocate stays inline: its call sites are few and its fast path short.
 #pragma once
 
 #include "sta/memory_pool.hpp"
@@ -87,20 +88,19 @@ class allocator_adapter {
   private:
     /// One T: with the size known at compile time where the pool takes one (alloc<N>).
     STA_NOINLINE static void* allocate_one() {
-        void* p;
         if constexpr (compile_time_size)
-            p = Pool::template alloc<static_cast<std::uint32_t>(block_bytes(1))>();
+            return or_throw(Pool::template alloc<static_cast<std::uint32_t>(block_bytes(1))>());
         else
-            p = Pool::alloc(block_bytes(1));
-        if (p == nullptr)
-            throw std::bad_alloc();
-        return p;
+            return or_throw(Pool::alloc(block_bytes(1)));
     }
     /// n T, any n but 1.
     STA_NOINLINE static void* allocate_n(std::size_t n) {
         if (n > max_size())
             throw std::bad_array_new_length();
-        void* p = Pool::alloc(block_bytes(n));
+        return or_throw(Pool::alloc(block_bytes(n)));
+    }
+    /// The pool's answer, or std::bad_alloc when it had no memory.
+    static void* or_throw(void* p) {
         if (p == nullptr)
             throw std::bad_alloc();
         return p;
