@@ -161,14 +161,21 @@ for p in "${preloads[@]}"; do
         --benchmark_filter='^get/(malloc|std::allocator)/'
 done
 
-say "scenarios: nested-container tree, GUI scene"
+# The scenarios: rounds interleaved, each round one process of the in-process rows (the
+# pool, the bump and pool peers) and then one per LD_PRELOAD peer, so that the machine's
+# drift over the minutes of the section falls on every allocator alike; scenario.rN.json,
+# scenario-PEER.rN.json (sections/scenarios.py takes the median over the rounds).
+scenario_rounds=5
+if ((quick)); then scenario_rounds=1; fi
 gb_flags=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
           --benchmark_min_time=0.1 --benchmark_out_format=json)
-run_gb "$out/scenario.json" "$bin/scenario_benchmark"
-for p in "${preloads[@]}"; do
-    say "scenarios: $p (LD_PRELOAD)"
-    LD_PRELOAD="${preload[$p]}" run_gb "$out/scenario-$p.json" "$bin/scenario_benchmark" \
-        --benchmark_filter='^scenario/std::allocator/'
+for ((round = 1; round <= scenario_rounds; round++)); do
+    say "scenarios: nested-container tree, GUI scene, round $round of $scenario_rounds"
+    run_gb "$out/scenario.r$round.json" "$bin/scenario_benchmark"
+    for p in "${preloads[@]}"; do
+        LD_PRELOAD="${preload[$p]}" run_gb "$out/scenario-$p.r$round.json" \
+            "$bin/scenario_benchmark" --benchmark_filter='^scenario/std::allocator/'
+    done
 done
 
 say "peak RSS per scenario and allocator (one process each)"

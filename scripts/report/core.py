@@ -249,6 +249,19 @@ def preload_files(results, prefix, skips):
     return files
 
 
+def round_files(path):
+    """The files of a section's interleaved rounds: PATH with ".rN" before its ".json"
+    (scenario.json: scenario.r1.json, scenario.r2.json, ...), in round order; none is an
+    error."""
+    stem = path[:-len(".json")]
+    rounds = []
+    while os.path.exists(f"{stem}.r{len(rounds) + 1}.json"):
+        rounds.append(f"{stem}.r{len(rounds) + 1}.json")
+    if not rounds:
+        raise ReportError(f"{stem}.r1.json: missing (the rounds of {os.path.basename(path)})")
+    return rounds
+
+
 def load_context(doc, path, key, allowed):
     value = doc.get("context", {}).get(key)
     if value not in allowed:

@@ -1,28 +1,36 @@
-"""The scenarios (bench/scenario_benchmark.cpp; scenario.json, and scenario-PEER.json under
-LD_PRELOAD): a nested-container tree and a GUI scene, CPU time per round. Their table
-shows each scenario's peak RSS (sections/memory.py) beside."""
+"""The scenarios (bench/scenario_benchmark.cpp; scenario.rN.json, and scenario-PEER.rN.json
+under LD_PRELOAD, for each round N of report.sh, whose processes run in turn): a
+nested-container tree and a GUI scene, CPU time per round of the scene. Their table shows
+each scenario's peak RSS (sections/memory.py) beside."""
+import statistics
+
 from ..core import (SEED_ROW, Cond, Target, dispatch_rows, fmt, is_pool, make_measure,
                     md_table, medians, missing_rows, preload_files, preloaded, pretty,
-                    read_json, to_ns, checks_text)
+                    read_json, round_files, to_ns, checks_text)
 
 SCENARIOS = ["tree", "gui"]
 MAIN = [f"scenario/{s}" for s in SCENARIOS]  # the main table's rows
 
 
 def load(data, results):
-    """data.scenarios: (allocator, scenario) -> µs per round (CPU time)."""
-    data.scenarios = {}
+    """data.scenarios: (allocator, scenario) -> µs per round of the scene (CPU time), the
+    median over report.sh's rounds of each round's median; data.scenario_runs: the same key
+    -> every round's figure."""
+    runs = {}
     for preload, path in preload_files(results, "scenario", data.skips):
-        for run_name, b in medians(read_json(path), path).items():
-            parts = run_name.split("/")
-            if len(parts) < 3 or parts[0] != "scenario":
-                continue
-            alloc, scenario = parts[1], parts[2]
-            if preload:
-                if alloc != "std::allocator":
+        for round_path in round_files(path):
+            for run_name, b in medians(read_json(round_path), round_path).items():
+                parts = run_name.split("/")
+                if len(parts) < 3 or parts[0] != "scenario":
                     continue
-                alloc = preload
-            data.scenarios[(alloc, scenario)] = to_ns(b, "cpu_time") / 1e3
+                alloc, scenario = parts[1], parts[2]
+                if preload:
+                    if alloc != "std::allocator":
+                        continue
+                    alloc = preload
+                runs.setdefault((alloc, scenario), []).append(to_ns(b, "cpu_time") / 1e3)
+    data.scenario_runs = runs
+    data.scenarios = {key: statistics.median(v) for key, v in runs.items()}
 
 
 def complete(data):
@@ -64,14 +72,26 @@ def method(data):
         "node = {string, vector<uint32_t>, map<int, string>}, the allocator at every level: "
         "built (4,096 nodes), shaken (a quarter of the keys erased and re-inserted, a quarter of "
         "the vectors regrown) and destroyed; *gui* = 4,000 elements with a name, a property map, "
-        "std::function handlers and child vectors, built then discarded. CPU time per round."]
+        "std::function handlers and child vectors, built then discarded. CPU time per round of "
+        "the scene: the median of each process's repetitions, then the median over the "
+        "report's rounds, in each of which the in-process rows' process and each LD_PRELOAD "
+        "peer's run in turn (the table gives the rounds' min–max)."]
 
 
 def render(data):
+    def timed(a, s):
+        """'1234 (1200–1300)': the median and the rounds' range, or 'n/a'."""
+        runs = data.scenario_runs.get((a, s))
+        if not runs:
+            return fmt(None)
+        if len(runs) == 1:
+            return fmt(data.scenarios[(a, s)])
+        return f"{fmt(data.scenarios[(a, s)])} ({fmt(min(runs))}–{fmt(max(runs))})"
+
     rows = []
     for a in sorted({k[0] for k in data.scenarios}, key=lambda a: (not is_pool(a), a)):
         rt_, rg = data.rss_net.get((a, "tree")), data.rss_net.get((a, "gui"))
-        rows.append([pretty(a), fmt(data.scenarios.get((a, "tree"))),
-                     fmt(data.scenarios.get((a, "gui"))), fmt(rt_, 0), fmt(rg, 0)])
-    return ["## Scenarios (µs per round, CPU time; peak RSS over baseline, KiB)", "",
+        rows.append([pretty(a), timed(a, "tree"), timed(a, "gui"), fmt(rt_, 0), fmt(rg, 0)])
+    return ["## Scenarios (µs per round, CPU time: median (min–max) over the report's "
+            "rounds; peak RSS over baseline, KiB)", "",
             md_table(["allocator", "tree", "gui", "tree RSS KiB", "gui RSS KiB"], rows), ""]
