@@ -1143,10 +1143,23 @@ class Report(unittest.TestCase):
         self.assertIn("programs.jsonl: not a program result", err)
 
     def test_missing_preload_peer_is_an_error(self):
-        os.remove(os.path.join(self.results, "scenario-jemalloc.json"))
+        os.remove(os.path.join(self.results, "scenario-jemalloc.r1.json"))
         status, _, err = self.run_report()
         self.assertEqual(status, 1)
-        self.assertIn("scenario-jemalloc.json", err)
+        self.assertIn("scenario-jemalloc.r1.json: missing", err)
+
+    def test_scenarios_take_the_median_of_their_rounds(self):
+        """Three rounds of the in-process scenarios (900, 700 and 1200 µs for the default
+        pool's gui): the figure judged is their median, and the table gives their range."""
+        data = report.load(self.results, SKIPS)
+        self.assertEqual(data.scenario_runs[("sta-spans-branch", "gui")], [900, 700, 1200])
+        self.assertAlmostEqual(data.scenarios[("sta-spans-branch", "gui")], 900)
+        self.assertEqual(len(data.scenario_runs[("jemalloc", "gui")]), 1)
+        status, _, err = self.run_report()
+        self.assertEqual(status, 0, err)
+        table = self.markdown().split("## Scenarios")[1]
+        row = next(line for line in table.splitlines() if line.startswith("| sta spans (inline"))
+        self.assertIn("| 900 (700–1200) |", row)
 
     def test_missing_peer_rows_are_an_error(self):
         path = os.path.join(self.results, "cold.jsonl")
@@ -1212,15 +1225,17 @@ class Report(unittest.TestCase):
         status, _, err = self.run_report()
         self.assertEqual(status, 1)
         self.assertIn("threads churn32 at 1 (threads.jsonl): no rows of sta-spans-seed", err)
-        path = os.path.join(self.results, "scenario.json")
-        with open(path) as f:
-            doc = json.load(f)
-        doc["benchmarks"] = [b for b in doc["benchmarks"] if "sta-spans-seed" not in b["name"]]
-        with open(path, "w") as f:
-            json.dump(doc, f)
+        for round_number in (1, 2, 3):
+            path = os.path.join(self.results, f"scenario.r{round_number}.json")
+            with open(path) as f:
+                doc = json.load(f)
+            doc["benchmarks"] = [b for b in doc["benchmarks"]
+                                 if "sta-spans-seed" not in b["name"]]
+            with open(path, "w") as f:
+                json.dump(doc, f)
         status, _, err = self.run_report()
-        self.assertIn("scenarios (scenario.json, scenario-PEER.json): no rows of sta-spans-seed",
-                      err)
+        self.assertIn("scenarios (scenario.rN.json, scenario-PEER.rN.json): no rows of "
+                      "sta-spans-seed", err)
 
     def test_missing_thread_peer_is_an_error(self):
         self.remove_lines("threads.jsonl", '"allocator": "jemalloc", "workload": "prodcons", '

@@ -34,7 +34,7 @@ def load(data, results):
 
 
 def complete(data):
-    return missing_rows("scenarios (scenario.json, scenario-PEER.json)",
+    return missing_rows("scenarios (scenario.rN.json, scenario-PEER.rN.json)",
                         {k[0] for k in data.scenarios},
                         dispatch_rows(data) + [SEED_ROW] + preloaded(data))
 
