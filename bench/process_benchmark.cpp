@@ -1,9 +1,11 @@
 // sta-pool: measurements that need a fresh process each — cold start, the phase change
 // and scale.
 //
-//   process_benchmark cold <allocator>   1,000,000 × 32 B allocated and first-touched
-//                                        (one word written per block) in a process
-//                                        that has allocated nothing yet
+//   process_benchmark cold <allocator> [BYTES]
+//                                        1,000,000 × 32 B (BYTES 32, the default), or
+//                                        32 MiB of 4096 B or 32768 B blocks, allocated
+//                                        and first-touched (one word written per block)
+//                                        in a process that has allocated nothing yet
 //   process_benchmark phase <allocator>  64 MiB in 16 B blocks, all freed, then 64 MiB
 //                                        in 1 KiB blocks: peak RSS over the baseline
 //   process_benchmark scale <allocator>  32 B blocks; the live set grows 10^3 .. 10^7:
@@ -13,8 +15,8 @@
 //
 // Each run prints JSON result lines (bench::print_result), one per process for cold and
 // phase, one per live-set size for scale:
-//   {"kind": "cold", "allocator", "blocks", "ns_per_block", "total_ms", "peak_rss_kib",
-//    "minor_faults"}
+//   {"kind": "cold", "allocator", "bytes", "blocks", "ns_per_block", "total_ms",
+//    "peak_rss_kib", "minor_faults"}
 //   {"kind": "phase", "allocator", "phase_bytes", "baseline_kib", "first_phase_kib",
 //    "peak_kib", "net_peak_kib"}            (RSS from /proc/self/status: VmRSS, VmHWM)
 //   {"kind": "scale", "allocator", "live_blocks", "grow_ns_per_op", "churn_ns_per_pair"}
@@ -81,24 +83,30 @@ void* thp_populate_pages(std::size_t bytes) noexcept {
     return huge_pages(bytes, true);
 }
 
+/// The blocks of a cold start: 10^6 of 32 B, else 32 MiB of blocks of `bytes`.
+constexpr std::size_t cold_blocks(std::size_t bytes) {
+    return bytes == block_bytes ? 1'000'000 : (std::size_t{32} << 20) / bytes;
+}
+
 template <class Peer>
-void run_cold(const char* name) {
-    constexpr std::size_t count = 1'000'000;
+void run_cold(const char* name, std::size_t bytes) {
+    const std::size_t count = cold_blocks(bytes);
     std::vector<void*> kept(count); // faulted in before the clock starts
     for (void*& p : kept)
         p = nullptr;
     const auto t0 = clock_type::now();
     {
-        Peer a(block_bytes);
+        Peer a(bytes);
         for (std::size_t i = 0; i < count; ++i) {
-            void* p = a.alloc(block_bytes);
+            void* p = a.alloc(bytes);
             *static_cast<std::size_t*>(p) = i; // first touch
             kept[i] = p;
         }
         const auto t1 = clock_type::now();
         bench::print_result(
             "cold", name,
-            {{"blocks", count},
+            {{"bytes", bytes},
+             {"blocks", count},
              {"ns_per_block",
               bench::decimal{std::chrono::duration<double, std::nano>(t1 - t0).count() / count, 3}},
              {"total_ms",
@@ -276,12 +284,12 @@ enum class measurement { cold, phase, scale };
 /// once it has printed its lines. 3 when the row is not available here; nullopt when no
 /// row has that name.
 template <measurement M, class Rows>
-std::optional<int> measure(const char* name) {
+std::optional<int> measure(const char* name, std::size_t bytes = block_bytes) {
     return Rows::call(name, [&]<class Peer>() {
         if (!Peer::available())
             return 3;
         if constexpr (M == measurement::cold)
-            run_cold<Peer>(name);
+            run_cold<Peer>(name, bytes);
         else if constexpr (M == measurement::phase)
             run_phase<Peer>(name);
         else
@@ -293,17 +301,21 @@ std::optional<int> measure(const char* name) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 3 || (std::strcmp(argv[1], "cold") != 0 && std::strcmp(argv[1], "scale") != 0 &&
-                     std::strcmp(argv[1], "phase") != 0)) {
-        std::fprintf(stderr, "usage: process_benchmark <cold|scale|phase> <allocator>\n");
+    const bool cold = argc >= 3 && std::strcmp(argv[1], "cold") == 0;
+    const std::string bytes_arg = cold && argc == 4 ? argv[3] : "32";
+    if (argc < 3 || (!cold && argc != 3) || argc > 4 ||
+        (!cold && std::strcmp(argv[1], "scale") != 0 && std::strcmp(argv[1], "phase") != 0) ||
+        (bytes_arg != "32" && bytes_arg != "4096" && bytes_arg != "32768")) {
+        std::fprintf(stderr, "usage: process_benchmark cold <allocator> [32|4096|32768]\n"
+                             "       process_benchmark <scale|phase> <allocator>\n");
         return 2;
     }
     const std::string mode = argv[1];
     const char* name = argv[2];
-    const std::optional<int> status = mode == "cold" ? measure<measurement::cold, cold_rows>(name)
-                                      : mode == "phase"
-                                          ? measure<measurement::phase, phase_rows>(name)
-                                          : measure<measurement::scale, scale_rows>(name);
+    const std::optional<int> status =
+        mode == "cold"    ? measure<measurement::cold, cold_rows>(name, std::stoul(bytes_arg))
+        : mode == "phase" ? measure<measurement::phase, phase_rows>(name)
+                          : measure<measurement::scale, scale_rows>(name);
     if (status)
         return *status;
     std::fprintf(stderr, "process_benchmark: unknown allocator %s for %s\n", argv[2], argv[1]);

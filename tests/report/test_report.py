@@ -185,6 +185,22 @@ class Judging(unittest.TestCase):
         self.assertEqual(d.rss_net[("sta-branch", "tree")], 3900)
         self.assertEqual(d.ir[("boost-pool", "balanced", "rt", 32)], 13.0)
 
+    def test_cold_big_blocks_are_judged_size_by_size(self):
+        """The 4 KiB and 32 KiB cold starts (lines with "bytes") stay out of the 32 B figure
+        and are each judged against the best peer at that size: the span layout's 100 ns at
+        4 KiB against mimalloc's 120 (1.2x), the shared cursor's 1500 ns at 32 KiB against
+        mimalloc's 900."""
+        d = self.data
+        self.assertAlmostEqual(d.cold["sta-spans-branch"], 14.0)
+        self.assertAlmostEqual(d.cold_big[("sta-spans-branch", 4096)], 100.0)
+        self.assertEqual(d.cold_big_faults[("sta-branch", 32768)], 2048)
+        spans = {c.cond.measure: c for c in self.spans["cold_big"].checks}
+        self.assertAlmostEqual(spans["cold/4096"].value, 120 / 100)
+        self.assertEqual(spans["cold/4096"].figure.variant, "mimalloc")
+        cursor = {c.cond.measure: c for c in self.verdicts["cold_big"].checks}
+        self.assertAlmostEqual(cursor["cold/32768"].value, 900 / 1500)
+        self.assertFalse(cursor["cold/32768"].ok)
+
     def test_verdicts(self):
         common = {"ct32_fresh": True, "ct32_pure_get": False, "ct32_balanced": False,
                   "rt32_fresh": True, "rt32_pure_get": False, "ct32_mi_fresh": True,
@@ -193,12 +209,14 @@ class Judging(unittest.TestCase):
             "rt32_balanced": True, "ct32_mi_pure_get": False, "ct32_mi_balanced": True,
             "scenario_gui": False, "scale": False, "memory": True, "traversal": False,
             "phase": False, "bstr": True, "waves_lua_binary_trees_lua": False,
-            "waves_tree": True, "client_lua_binary_trees_15_gc_heavy": False}))
+            "waves_tree": True, "client_lua_binary_trees_15_gc_heavy": False,
+            "cold_big": False}))
         self.assertEqual({k: v.ok for k, v in self.spans.items()}, dict(common, **{
             "rt32_balanced": False, "ct32_mi_pure_get": True, "ct32_mi_balanced": False,
             "scenario_gui": True, "scale": True, "memory": False, "traversal": True,
             "phase": True, "bstr": False, "waves_lua_binary_trees_lua": True,
             "waves_tree": False, "client_lua_binary_trees_15_gc_heavy": True,
+            "cold_big": True,
             # issue 14: judged on the span layout only
             "threads_churn32": False, "threads_churn_mixed": True, "threads_prodcons": False,
             "threads_rss": True, "seed_fresh": True, "seed_pure_get": False,
