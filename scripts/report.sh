@@ -5,7 +5,7 @@
 #
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
-# LD_PRELOAD peers), the scenarios, peak RSS, cold start, scale, the phase change, the
+# LD_PRELOAD peers), the scenarios (five rounds interleaved), peak RSS, cold start (32 B, 4 KiB and 32 KiB blocks), scale, the phase change, the
 # waves and the traversal (each pool row in both layouts), the threads (per-thread pools
 # at 1 and 2 threads), callgrind instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
