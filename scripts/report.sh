@@ -5,9 +5,10 @@
 #
 # Installs missing peers (scripts/install-deps.sh --bench), builds Release (CMake preset
 # `bench`), runs every benchmark side by side — the get paths (in-process and the
-# LD_PRELOAD peers), the scenarios (five rounds interleaved), peak RSS, cold start (32 B, 4 KiB and 32 KiB blocks), scale, the phase change, the
-# waves and the traversal (each pool row in both layouts), the threads (per-thread pools
-# at 1 and 2 threads), callgrind instruction counts, any other program added to
+# LD_PRELOAD peers), the scenarios (five rounds interleaved), peak RSS, cold start (32 B,
+# 4 KiB and 32 KiB blocks), scale, the phase change, the waves and the traversal (each
+# pool row in both layouts), the threads (per-thread pools at 1 and 2 threads), callgrind
+# instruction counts, any other program added to
 # bench/CMakeLists.txt, the real programs (Lua, SQLite, libxml2), Debian's unchanged
 # programs, a real toolkit's scene (Qt 6 Widgets), the memory given back after a big
 # free and the field's allocator benchmarks (mimalloc-bench's programs, ../shared/field-suite)
@@ -47,7 +48,7 @@ for arg in "$@"; do
         --quick) reps=1; quick=1 ;;
         --allow-missing) allow_missing=1 ;;
         --extra-peers=*) export STA_EXTRA_PEERS_DIR="${arg#--extra-peers=}" ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
         *) echo "report.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
     esac
 done
