@@ -195,7 +195,7 @@ for s in tree gui; do
     done
 done
 
-say "cold start: 10^6 x 32 B, and 32 MiB in 4 KiB and in 32 KiB blocks, in fresh processes (5 each)"
+say "cold start: 10^6 x 32 B, 32 MiB of 4 KiB and of 32 KiB blocks; fresh processes (5 each)"
 cold_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table sta-spans+prefault
              sta-spans+thp sta+populate sta+populate-2M sta+thp-2M sta+thp-populate-2M
              malloc mimalloc-dlopen pmr-unsync-pool pmr-monotonic foonathan-pool
@@ -203,27 +203,26 @@ cold_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table sta-spans+pre
 # the big blocks (issue 38's fresh + first write at 4 KiB and 32 KiB): the pool's rows
 # and the general-purpose allocators
 cold_big_allocs=(sta-branch sta-table sta-spans-branch sta-spans-table malloc mimalloc-dlopen)
-for i in 1 2 3 4 5; do
-    for a in "${cold_allocs[@]}"; do
+# cold_round BYTES ALLOCATOR...: one process of each in-process row that is there, then
+# one per LD_PRELOAD peer, each allocating blocks of BYTES.
+cold_round() {
+    local bytes="$1" a p
+    shift
+    for a in "$@"; do
         if available "$a"; then
-            one_process "$out/cold.jsonl" "$out/cold.log" "" "$bin/process_benchmark" cold "$a"
+            one_process "$out/cold.jsonl" "$out/cold.log" "" "$bin/process_benchmark" \
+                cold "$a" "$bytes"
         fi
     done
     for p in "${preloads[@]}"; do
-        one_process "$out/cold.jsonl" "$out/cold.log" "$p" "$bin/process_benchmark" cold malloc
+        one_process "$out/cold.jsonl" "$out/cold.log" "$p" "$bin/process_benchmark" \
+            cold malloc "$bytes"
     done
-    for bytes in 4096 32768; do
-        for a in "${cold_big_allocs[@]}"; do
-            if available "$a"; then
-                one_process "$out/cold.jsonl" "$out/cold.log" "" "$bin/process_benchmark" \
-                    cold "$a" "$bytes"
-            fi
-        done
-        for p in "${preloads[@]}"; do
-            one_process "$out/cold.jsonl" "$out/cold.log" "$p" "$bin/process_benchmark" \
-                cold malloc "$bytes"
-        done
-    done
+}
+for i in 1 2 3 4 5; do
+    cold_round 32 "${cold_allocs[@]}"
+    cold_round 4096 "${cold_big_allocs[@]}"
+    cold_round 32768 "${cold_big_allocs[@]}"
     echo "  ... round $i of 5" >&2
 done
 

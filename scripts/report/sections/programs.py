@@ -168,8 +168,8 @@ def timed(data):
 def program_target(data, program):
     """The multi-threaded one: >= 1.0x the best peer (whatever its spread); the other
     allocator-bound ones: >= 1.05x the best peer (the start-up program: START_UP_SPEED)
-    and >= 1.3x glibc; the rest >= 0.97x the
-    best peer (no loss beyond the noise); every one: peak RSS <= 1.2x mimalloc's. A small
+    and >= 1.3x glibc; the rest >= 0.97x the best peer (no loss beyond the noise); every
+    one: peak RSS <= 1.2x mimalloc's. A small
     one (issue 38): its peak RSS at most mimalloc 3.4.3's and at most glibc's + SMALL_OVER_GLIBC
     KiB, its time not judged (a few milliseconds)."""
     time_id, rss_id = f"program/{program}", f"program_rss/{program}"
@@ -335,10 +335,10 @@ def render(data):
         f"**Allocator-bound** (from this run): a program whose time on glibc is at least "
         f"{ALLOC_BOUND:.2f}× the best general-purpose peer's ({peers_text(data)}): "
         "there the allocator visibly decides the time, and the targets ask ≥ 1.05× the best "
-        f"peer (the start-up program, issue 38: ≥ {START_UP_SPEED}×) and ≥ 1.3× glibc. Below that spread the program spends little of its time in "
-        "malloc, and the target is no loss beyond the noise (≥ 0.97× the best peer). The "
-        "multi-threaded program's target is ≥ 1.0× the best peer, whatever its spread. Peak "
-        "RSS ≤ 1.2× mimalloc's for every program. A *small* program (issue 38: python3 -c "
+        f"peer (the start-up program, issue 38: ≥ {START_UP_SPEED}×) and ≥ 1.3× glibc. Below "
+        "that spread the program spends little of its time in malloc, and the target is no "
+        "loss beyond the noise (≥ 0.97× the best peer). The multi-threaded program's target "
+        "is ≥ 1.0× the best peer, whatever its spread. Peak RSS ≤ 1.2× mimalloc's for every program. A *small* program (issue 38: python3 -c "
         "pass, lua -e, one sqlite3 query; \"(small)\" in its name) is judged by its peak RSS "
         f"alone: at most mimalloc 3.4.3's and at most glibc's + {SMALL_OVER_GLIBC // 1024} MiB "
         "(its few milliseconds are not judged, nor counted in the release checks' and the "

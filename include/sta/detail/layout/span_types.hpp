@@ -89,31 +89,31 @@
 //  S4  used = span_blocks = capacity - first, less the bits of its blocks set in the
 //      span's bitmap (first .. capacity - 1). The blocks on a cache (heads), of bits[slot]
 //      and of cursor[slot] (the current span's) count as used: the state holds them.
-//  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that
-//      its thread freed by the sized API or by a marked free (pool/freed_mark.hpp) while
+//  S5  heads[slot], the class's cache, holds blocks of spans of this state (S10) that its
+//      thread freed by the sized API or by a marked free (pool/freed_mark.hpp) while
 //      direct_frees was false (a family with freed marks: its sized frees at any time),
 //      each once: of the class, or of a larger class for a block a shrink kept in place
-//      (its span names its class). The blocks on all the caches together and frees_to_flush add up
-//      to at most flush_every: cache_frees, or cache_frees_freeing after a flush that found at
-//      least half of its interval's frees on the caches (the program frees more than it allocates).
-//      A free that brings frees_to_flush to 0 flushes every cache (a block of the word its class's
-//      window holds goes back into the window, still used; any other has its bit set and its span's
-//      used counted down) and runs the slow-path checks. window[slot] is the address of block 64 w
-//      of current[slot] for the word w last taken (scan = w + 1), bits[slot] the blocks of that
-//      word the class has not handed out; both are empty when there is no current span. A word
-//      taken is zero in the bitmap. scan <= frontier: the words from frontier on were never taken
-//      since the span started its class. rescan: a flush sent a block before the window to the
+//      (its span names its class). The blocks on all the caches together and frees_to_flush
+//      add up to at most flush_every: cache_frees, or cache_frees_freeing after a flush
+//      that found at least half of its interval's frees on the caches (the program frees
+//      more than it allocates). A free that brings frees_to_flush to 0 flushes every cache
+//      (a block of the word its class's window holds goes back into the window, still used;
+//      any other has its bit set and its span's used counted down) and runs the slow-path
+//      checks. window[slot] is the address of block 64 w of current[slot] for the word w
+//      last taken (scan = w + 1), bits[slot] the blocks of that word the class has not
+//      handed out; both are empty when there is no current span. A word taken is zero in
+//      the bitmap. scan <= frontier: the words from frontier on were never taken since the
+//      span started its class. rescan: a flush sent a block before the window to the
 //      bitmap, and the class's next word taken is the lowest with free blocks. The cursor
-//      (cursor[slot]
-//      .. cursor_end[slot] - 1) is empty unless the current span is `bumping`: a span
-//      that starts serving a class (clean or purged before) has its bitmap clear (all
-//      its blocks held), the cursor over all its blocks and scan at the bitmap's end (a
-//      spent cursor meets refill's rule for a bitmap's end: start over, or retire); the
-//      class hands out cursor[slot], lowest address first, and nothing writes the bitmap
-//      but the frees. While the cursor holds blocks the window is empty, and a free of a
-//      block at or past cursor[slot] is refused (it was never handed out). The cursor
-//      stops when it is spent, when the class leaves the span, or at a heartbeat (S7)
-//      that finds a sixteenth of the blocks it handed out free again: its blocks go to
+//      (cursor[slot] .. cursor_end[slot] - 1) is empty unless the current span is
+//      `bumping`: a span that starts serving a class (clean or purged before) has its
+//      bitmap clear (all its blocks held), the cursor over all its blocks and scan at the
+//      bitmap's end (a spent cursor meets refill's rule for a bitmap's end: start over, or
+//      retire); the class hands out cursor[slot], lowest address first, and nothing writes
+//      the bitmap but the frees. While the cursor holds blocks the window is empty, and a
+//      free of a block at or past cursor[slot] is refused (it was never handed out). The
+//      cursor stops when it is spent, when the class leaves the span, or at a heartbeat
+//      (S7) that finds a sixteenth of the blocks it handed out free again: its blocks go to
 //      the bitmap (set, uncounted), scan is 0 and frontier the word it reached.
 //  S6  In every span, live blocks, the bitmap's bits, the caches' blocks and (current)
 //      bits[slot] and the cursor's blocks are its span_blocks blocks, each once.
