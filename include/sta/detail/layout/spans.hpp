@@ -189,18 +189,23 @@ struct span_slow {
         const std::uint32_t i = block_index(sp, p);
         if (((span_bitmap(sp)[i / 64] >> (i % 64)) & 1) != 0)
             return set_bit_verdict(sp, i);
+        if (in_window(st, sp, i))
+            return free_verdict::double_free;
         const std::uint32_t slot = sp->slot;
-        if (st.current[slot] == sp && st.window[slot] != nullptr) {
-            const auto d =
-                static_cast<std::size_t>(static_cast<const std::byte*>(p) - st.window[slot]);
-            const std::size_t bytes = span_class_bytes(sp);
-            if (d < 64 * bytes && ((st.bits[slot] >> (d / bytes)) & 1) != 0)
-                return free_verdict::double_free;
-        }
         for (void* b = st.heads[slot]; b != nullptr; b = next_cached(st, b))
             if (b == p)
                 return free_verdict::double_free;
         return free_verdict::freed;
+    }
+
+    /// Is block i of `sp` free in its class's window (S5: the window holds one aligned
+    /// word of its class's current span)?
+    STA_FORCE_INLINE static bool in_window(const span_state& st, const span* sp,
+                                           std::uint32_t i) noexcept {
+        const std::uint32_t slot = sp->slot;
+        return st.current[slot] == sp && st.window[slot] != nullptr &&
+               block_index(sp, st.window[slot]) / 64 == i / 64 &&
+               ((st.bits[slot] >> (i % 64)) & 1) != 0;
     }
 
     /// The link of block b on a cache, followed: in a family with freed marks, b must still
@@ -1179,9 +1184,20 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
                 send_home(p); // S10, M3
                 return true;
             }
-        if (slow::never_handed_out(st, sp, p) || has_any_mark(p, st.mark_key)) [[unlikely]]
+        if (slow::never_handed_out(st, sp, p) ||
+            (!frees_unread(st, sp) && has_any_mark(p, st.mark_key))) [[unlikely]]
             return false;
         return keep_marked(st, sp, p, i); // false, unchanged: release_marked refuses it
+    }
+    /// While the frees outrun the allocations (direct_frees) and its class's cache is
+    /// empty, a checked free does not read its block: a block freed already has its bit
+    /// set or lies in its class's window (keep_marked tests both), and none is on the
+    /// cache. A block on its way home from another thread (M3) is not seen here: its link
+    /// in the outbox or the inbox is overwritten by the mark, and the drain refuses it
+    /// (M4). The teardown of a heap the caches no longer hold pays no cache miss a block:
+    /// start_up's frees at exit, docs/dispatch.md "A free that does not read its block".
+    STA_FORCE_INLINE static bool frees_unread(const span_state& st, const span* sp) noexcept {
+        return st.direct_frees && st.heads[sp->slot] == nullptr;
     }
     /// The tail of both: a block of the calling thread's state, checked, is kept marked:
     /// on its class's cache, or, while direct_frees holds, with its bit set at once
@@ -1189,10 +1205,11 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     STA_FORCE_INLINE static bool keep_marked(span_state& st, span* sp, void* p,
                                              std::uint32_t i) noexcept {
         if (st.direct_frees) [[unlikely]] {
-            if (test_and_set_bit(span_bitmap(sp)[i / 64], i)) [[unlikely]]
+            if (slow::in_window(st, sp, i) || test_and_set_bit(span_bitmap(sp)[i / 64], i))
+                [[unlikely]]
                 return false;
             hooks::block_pushed(p, span_class_bytes(sp));
-            set_freed_mark(p, st.mark_key);
+            link_freed(p, nullptr, st.mark_key); // M1, written without a read of p
             if (--sp->used == sp->wake_at) [[unlikely]]
                 slow::span_event(st, sp);
             return true;

@@ -27,13 +27,18 @@
 //      random bits; a program that does not know the key cannot write them) and is
 //      freed. So a block is never on a cache twice, and never both on a cache and in its
 //      bitmap or window: the hole of a bit-only check (a block freed twice whose word its
-//      class took into its window in between, layout/spans.hpp) is closed.
+//      class took into its window in between, layout/spans.hpp) is closed. A free that
+//      reads no block (frees_unread: the class's cache is empty) tests the window and
+//      the bit itself, and writes the mark over a null word 0 (link_freed).
 //  M3  A free from another thread (span_slow::send_home) refuses a block that holds
 //      either mark — free at its owner, or freed by another thread already — and writes
 //      the sent mark: a block that holds it is in an outbox, in its owner's inbox, or in
 //      its bitmap since the owner took it back (the words stay), and its owner's free of it
 //      is a double free. So a block freed by its owner and by another thread is refused
-//      whichever came first, at the second free. Blocks of classes below
+//      whichever came first: at the second free, or, when the owner's free came second
+//      while its frees outran its allocations with its class's cache empty (such a free
+//      reads no block: layout/spans.hpp, frees_unread), at the owner's drain, which finds
+//      the block's link overwritten by the freed mark (M4). Blocks of classes below
 //      marked_min_bytes hold no mark.
 //  M4  A link is followed only from a block whose mark checks its link word: the freed
 //      mark on a cache (malloc's pop, the flush, the walks), the sent mark in an outbox or
