@@ -579,4 +579,28 @@ class basic_memory_pool {
 /// The pool most code wants: the default dispatch policy, one per program.
 using memory_pool = basic_memory_pool<dispatch::default_policy>;
 
+namespace detail {
+
+/// The default pool's code off its fast paths — the requests no class serves (outside:
+/// size 0, the private heap, big blocks), its per-thread home (adoption, parking, a
+/// thread's end), its layout's calls out of line (refill, send_home) — for the switches
+/// KEY. KIND is `template` in the compiled part (src/pool/span_instantiations.hpp) and
+/// `extern template` below: a unit of a program that links it compiles none of it (a
+/// user's unit with sta::vector<int>: 0.12 s of code generation, docs/design.md
+/// "Decisions"). The fast paths stay inline.
+#define STA_POOL_DEFAULT_POOL_TEMPLATES(KIND, KEY)                                                 \
+    KIND struct outside<                                                                           \
+        inline_branch_engine<::sta::layout::spans, ::sta::threads::per_thread, void, KEY>>;        \
+    KIND struct per_thread_home<                                                                   \
+        span_state,                                                                                \
+        inline_branch_engine<::sta::layout::spans, ::sta::threads::per_thread, void, KEY>>;        \
+    KIND struct span_core<                                                                         \
+        inline_branch_engine<::sta::layout::spans, ::sta::threads::per_thread, void, KEY>>
+
+#if STA_POOL_COMPILED && !defined(STA_POOL_COMPILING)
+STA_POOL_DEFAULT_POOL_TEMPLATES(extern template, compiled_release_key);
+STA_POOL_DEFAULT_POOL_TEMPLATES(extern template, compiled_checked_key);
+#endif
+
+} // namespace detail
 } // namespace sta

@@ -61,7 +61,8 @@
 //                    sta_pool_compiled, which the CMake target sta::pool links and sets
 //                    this for) holds the code that is the same for every pool: the span
 //                    layout's slow paths for each class set and thread mode, a per-thread
-//                    family's adoption, parking and heap tier over them, and the
+//                    family's adoption, parking and heap tier over them, the default
+//                    pool's (sta::memory_pool's) code off its fast paths, and the
 //                    messages of refused arguments. A unit then parses no <string> or
 //                    <stdexcept> for them and instantiates none of it. 0 (the default
 //                    without CMake): every header is self-contained, nothing to link.
@@ -150,12 +151,16 @@
 #ifndef STA_POOL_COMPILED
 #define STA_POOL_COMPILED 0
 #endif
-// STA_POOL_COMPILING: defined by the compiled part's own units (src/pool), which give the
-// bodies that the headers only declare when STA_POOL_COMPILED is 1.
-#if !STA_POOL_COMPILED || defined(STA_POOL_COMPILING)
+// STA_POOL_COMPILING: defined by the compiled part's own units (src/pool).
+// STA_POOL_BODIES 1: this unit gives the non-template bodies that the headers only declare
+// when STA_POOL_COMPILED is 1 — a header-only unit, and the one unit of the compiled part
+// that defines it first (src/pool/bad_argument.cpp).
+#ifndef STA_POOL_BODIES
+#if !STA_POOL_COMPILED
 #define STA_POOL_BODIES 1
 #else
 #define STA_POOL_BODIES 0
+#endif
 #endif
 // The linkage of a body that lives in the compiled part: inline in a header-only unit.
 #if STA_POOL_COMPILED

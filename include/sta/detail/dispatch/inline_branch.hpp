@@ -22,7 +22,10 @@
 
 namespace sta::detail {
 
-template <class Layout, class Threads, class Tag>
+/// Config: the unit's switches (config_key, detail/config.hpp), the same in every unit of
+/// a program; the compiled part holds the default pool's code out of its fast paths for
+/// each of its own two (STA_POOL_DEFAULT_POOL_TEMPLATES, memory_pool.hpp).
+template <class Layout, class Threads, class Tag, unsigned long long Config = config_key>
 class inline_branch_engine {
   public:
     static constexpr const char* name = "sta::memory_pool<inline_branch>";

@@ -323,6 +323,9 @@ struct per_thread_home {
         if (!family_.heap_used.load(memory_order_relaxed))
             family_.heap_used.store(true, memory_order_relaxed);
     }
+    /// A member template, so that an explicit instantiation of the home (the compiled
+    /// part's, memory_pool.hpp) leaves it out: only a checked build defines a registry.
+    template <int = 0>
     static checked_registry& registry() noexcept {
         static checked_registry* const shared = new_checked_registry(true);
         return *shared;
