@@ -208,7 +208,8 @@ class block_queue {
 
 // Guards remote frees under load: blocks of every class and of both tiers above, made
 // on one thread and checked and freed on two others while it keeps allocating, all come
-// back to the producer's pool intact, and the consumers (which only free) make no pool.
+// back to the producer's pool intact, and each consumer (which only frees) takes a state
+// that holds nothing for its frees (for_frees), parked when it ends.
 TYPED_TEST(PerThread, ProducerConsumer) {
     FRESH_POOL;
     block_queue queue;
@@ -253,9 +254,9 @@ TYPED_TEST(PerThread, ProducerConsumer) {
     EXPECT_EQ(checked.load(), made);
     EXPECT_EQ(damaged.load(), 0u);
     expect_all_back(report_after_taking_back<pool>());
-#if !STA_POOL_STATS // a stats build counts a free in the freeing thread's pool (adopting one)
-    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
-#endif
+    const auto family = pool::thread_pools();
+    EXPECT_LE(family.pools_made, 3u); // the producer's, and a consumer's for its frees
+    EXPECT_EQ(family.pools_parked, family.pools_made - 1); // the consumers' ended
 }
 
 // Guards the way home: a block another thread freed waits in its owner's inbox (still
@@ -386,8 +387,9 @@ TYPED_TEST(PerThread, MoreOwnersThanWaysAllGetTheirBlocksBack) {
 }
 
 // Guards thread exit with blocks still live: the pool is parked, its blocks are freed
-// by other threads (one of them while the owner is ending), and the next thread adopts
-// that pool (no new one) with every block back and every span intact.
+// by other threads (one of them while the owner is ending, through a state it takes for
+// its frees), and the next thread adopts that pool (no new one) with every block back and
+// every span intact.
 TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     FRESH_POOL;
     std::vector<std::size_t> sizes = pooled_sizes<typename pool::classes>();
@@ -415,8 +417,8 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
     });
     owner.join();
     worker.join();
-    EXPECT_EQ(pool::thread_pools().pools_parked, 1u);
-    for (const sent_block& b : for_main) { // the main thread has no pool in this family
+    EXPECT_EQ(pool::thread_pools().pools_parked, 2u); // the owner's, and the worker's
+    for (const sent_block& b : for_main) {            // the main thread has no pool in this family
         damaged += pattern_intact(b.p, b.bytes, b.index) ? 0 : 1;
         pool::free(b.p, b.bytes);
     }
@@ -424,8 +426,9 @@ TYPED_TEST(PerThread, ThreadExitWithLiveBlocks) {
 
     expect_all_back(report_on_a_new_thread<pool>());
     const auto family = pool::thread_pools();
-    EXPECT_EQ(family.pools_made, 1u); // the new thread adopted the parked pool
-    EXPECT_EQ(family.pools_parked, 1u);
+    EXPECT_EQ(family.pools_made, 2u);   // the owner's, and the worker's for its frees, which
+    EXPECT_EQ(family.pools_parked, 1u); // the main thread took next; the new thread adopted
+                                        // the owner's
 }
 
 // Guards parking and adoption: blocks other threads freed into a pool while its owner
@@ -455,7 +458,7 @@ TYPED_TEST(PerThread, BlocksSentHomeBeforeExitAreBackOnAdoption) {
         r.bytes_in_use = pool::stats().bytes_in_use;
     }).join();
     expect_all_back(r);
-    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
+    EXPECT_EQ(pool::thread_pools().pools_made, 2u); // and the main thread's, for its frees
 }
 
 // Guards adoption by a thread's first allocation (refill adopts): the class serves the
@@ -483,7 +486,9 @@ TYPED_TEST(PerThread, AnAdoptedPoolKeepsItsClassLists) {
 }
 
 // Guards reuse across short-lived threads: a thousand threads one after another, each
-// freeing what the previous one left, share one pool and a bounded amount of memory.
+// freeing what the previous one left, share one pool and a bounded amount of memory: each
+// takes a state that holds nothing for its first frees (for_frees) and the parked pool at
+// its first refill (for_refill), so the family has two.
 // Nothing is purged (purge_never, set by the first thread for its pool, which the others
 // adopt): a segment given back after the delay and mapped again would count twice in
 // segments_mapped, and how many delays pass depends on the clock (under wine the thousand
@@ -514,8 +519,8 @@ TYPED_TEST(PerThread, ThousandThreadsInSequenceShareOnePool) {
         }).join();
     EXPECT_EQ(damaged, 0u);
     const auto family = pool::thread_pools();
-    EXPECT_EQ(family.pools_made, 1u);
-    EXPECT_EQ(family.pools_parked, 1u);
+    EXPECT_EQ(family.pools_made, 2u);
+    EXPECT_EQ(family.pools_parked, 2u);
     EXPECT_LE(family.segments_mapped, 2u);
 
     for (const sent_block& b : left) // the last thread's blocks, freed by the main thread
@@ -634,7 +639,8 @@ TYPED_TEST(PerThread, CApiAcrossThreads) {
 }
 
 // Guards containers over a per-thread pool crossing threads: built on one thread that
-// then ends, destroyed on another that has no pool; the parked pool gets it all back.
+// then ends, destroyed on another that has no pool (it takes one that holds nothing for
+// its frees); the parked pool gets it all back.
 TYPED_TEST(PerThread, ContainersCrossThreads) {
     FRESH_POOL;
     using string =
@@ -669,7 +675,7 @@ TYPED_TEST(PerThread, ContainersCrossThreads) {
         .join();
     EXPECT_TRUE(same);
     expect_all_back(report_on_a_new_thread<pool>());
-    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
+    EXPECT_EQ(pool::thread_pools().pools_made, 2u);
 }
 
 // Guards realloc of another thread's block: between classes or within the tiers above
@@ -850,23 +856,55 @@ TYPED_TEST(PerThread, ASlotPastTheSixtyFourDirectOnesKeepsItsPool) {
 }
 #endif
 
-// Guards "a thread that has not allocated has no pool": freeing another thread's
-// blocks, of every tier, makes none.
-TYPED_TEST(PerThread, AThreadThatOnlyFreesMakesNoPool) {
-#if STA_POOL_STATS
-    GTEST_SKIP() << "a STA_POOL_STATS build counts each free in the freeing thread's pool";
-#endif
+// Guards a thread that only frees (for_frees): freeing another thread's blocks, of every
+// tier, it takes a state that holds no memory and keeps it so, and not a parked one that
+// holds memory (an ended thread's, whose free spans its purges give back); its blocks go
+// home batched, and all come back.
+TYPED_TEST(PerThread, AThreadThatOnlyFreesTakesAStateThatHoldsNothing) {
     FRESH_POOL;
     std::vector<sent_block> blocks;
     for (std::size_t bytes : {std::size_t{0}, std::size_t{48}, std::size_t{32768},
                               std::size_t{40000}, std::size_t{600000}})
         blocks.push_back({pool::alloc(bytes), bytes, 0});
+    std::thread([] { pool::free(pool::alloc(64), 64); }).join(); // parked, holding memory
+    bool took_for_frees = false, holds_segments = true;
     std::thread([&] {
         for (const sent_block& b : blocks)
             pool::free(b.p, b.bytes);
+        took_for_frees = pool::detail_state().taken_for_frees;
+        holds_segments = pool::detail_state().segments != nullptr;
     }).join();
-    EXPECT_EQ(pool::thread_pools().pools_made, 1u);
+    EXPECT_TRUE(took_for_frees);
+    EXPECT_FALSE(holds_segments);
+    const auto family = pool::thread_pools();
+    EXPECT_EQ(family.pools_made, 3u);   // the main thread's, the ended one's, the freeing one's
+    EXPECT_EQ(family.pools_parked, 2u); // the ended one's was not taken
     expect_all_back(report_after_taking_back<pool>());
+}
+
+// Guards for_refill: a thread whose first call is a free takes a state that holds nothing,
+// and at its first refill exchanges it for the parked one that holds memory: it maps no
+// segment of its own, and the empty state goes back to the parked list.
+TYPED_TEST(PerThread, AThreadsFirstRefillTakesAParkedPoolAfterItsFrees) {
+    FRESH_POOL;
+    void* const mine = pool::alloc(48);
+    std::thread([] { pool::free(pool::alloc(64), 64); }).join(); // parked, holding memory
+    const std::size_t mapped = pool::thread_pools().segments_mapped;
+    bool exchanged = false;
+    std::thread([&] {
+        pool::free(mine, 48); // another thread's block: a state for the frees
+        const bool took = pool::detail_state().taken_for_frees;
+        void* const p = pool::alloc(64); // the first refill
+        exchanged = took && !pool::detail_state().taken_for_frees &&
+                    pool::detail_state().segments != nullptr;
+        pool::free(p, 64);
+    }).join();
+    EXPECT_TRUE(exchanged);
+    const auto family = pool::thread_pools();
+    EXPECT_EQ(family.segments_mapped, mapped);
+    EXPECT_EQ(family.pools_made, 3u);
+    EXPECT_EQ(family.pools_parked, 2u);
+    expect_all_back(report_on_a_new_thread<pool>());
 }
 
 // Guards the std containers on sta::memory_pool itself (sta::vector, sta::string,

@@ -56,6 +56,12 @@ concept pool_home = requires(std::size_t bytes) {
 template <class Home, class State>
 concept per_thread_pool_home = pool_home<Home, State> && Home::threaded &&
     requires(bool on, std::uint32_t from_segments) {
+    // The state a thread sends other threads' blocks home through (nullptr: one by one),
+    // and the one it refills a class of (nullptr: no memory for one).
+    { Home::for_frees() }
+    noexcept->std::same_as<State*>;
+    { Home::for_refill() }
+    noexcept->std::same_as<State*>;
     { Home::set_huge_pages_for_new(from_segments, on) }
     noexcept;
     { Home::set_prefault_for_new(on) }

@@ -54,6 +54,12 @@
 //       pages, prefault): a state made takes them; one that is behind takes them at its
 //       next slow-path check (the layout's give_back_due), or when a walk of the
 //       parked states meets it.
+//   PH7 a state whose taken_for_frees is set holds no memory: its thread took it for
+//       its frees of other threads' blocks (for_frees: a parked state that holds none,
+//       or a new one), so that they go home batched (S13), and has not refilled since;
+//       at its first refill (for_refill) it is exchanged for a parked state that holds
+//       memory, if there is one. A thread whose end was handled takes none (a state
+//       taken then would never be parked): its blocks go home one by one.
 #pragma once
 
 #include "sta/detail/config.hpp"
@@ -110,9 +116,16 @@ struct thread_family {
 /// (extern template, layout/spans.hpp) a unit instantiates none of them.
 template <class State, class Slow>
 struct family_ops {
+    /// Which parked states take may choose (Slow::holds_memory says what a state holds).
+    enum class wanted { any, holding_nothing, holding_memory };
     /// A parked state, or a new one marked unparked, for a thread that needs one; nullptr
     /// when the OS refuses the memory for a new one. `hooks` is what a new state calls.
-    static State* take(thread_family& f, const home_hooks& hooks) noexcept;
+    /// any: a parked state that holds memory first, else the newest parked one.
+    /// holding_nothing: for a thread's first free (home: for_frees), which would keep
+    /// what it took from the purges that the parked list's memory gets. holding_memory:
+    /// only a parked state, none made (home: own_for_refill).
+    static State* take(thread_family& f, const home_hooks& hooks,
+                       wanted want = wanted::any) noexcept;
     /// `s`, taken, is its thread's now: what was freed into it while it was parked.
     static void adopted(State& s) noexcept;
     /// The thread that owned `s` ends: what it holds for others goes home, it is marked
@@ -146,14 +159,22 @@ struct family_ops {
 };
 
 template <class State, class Slow>
-State* family_ops<State, Slow>::take(thread_family& f, const home_hooks& hooks) noexcept {
+State* family_ops<State, Slow>::take(thread_family& f, const home_hooks& hooks,
+                                     wanted want) noexcept {
     State* s = nullptr;
     {
         const spin_guard lock(f.lock);
-        if ((s = static_cast<State*>(f.parked)) != nullptr)
-            f.parked = s->next_parked;
+        // any: one that holds memory first (its thread's memory is reused), else the newest
+        const bool memory = want != wanted::holding_nothing;
+        pool_state** link = &f.parked;
+        while (*link != nullptr && Slow::holds_memory(static_cast<State&>(**link)) != memory)
+            link = &(*link)->next_parked;
+        if (*link == nullptr && want == wanted::any)
+            link = &f.parked;
+        if ((s = static_cast<State*>(*link)) != nullptr)
+            *link = s->next_parked;
     }
-    if (s == nullptr && (s = make(f, hooks)) == nullptr)
+    if (s == nullptr && (want == wanted::holding_memory || (s = make(f, hooks)) == nullptr))
         return nullptr;
     {
         const spin_guard held(s->parked_lock); // a sender may be draining it (PH4)
@@ -297,6 +318,35 @@ struct per_thread_home {
         State* const s = current::get();
         return s != &idle_ ? s : adopt();
     }
+    /// The state through which the calling thread sends other threads' blocks home: its
+    /// own, adopted now if it has none (one that holds no memory) — unless its end was
+    /// handled already (a free in a later thread_local or key destructor, or in the C
+    /// library's own clean-up after them, would make a state that nobody parks): nullptr
+    /// then, and the block goes home alone.
+    static State* for_frees() noexcept {
+        State* const s = current::get();
+        return s != &idle_           ? s
+               : current::exit_ran() ? nullptr
+                                     : adopt(ops::wanted::holding_nothing);
+    }
+    /// The calling thread's state for its class's refill, adopted now if it has none; a
+    /// state it took for its frees (for_frees) is exchanged at its first refill for a
+    /// parked one that holds memory, if there is one: the thread reuses what an ended
+    /// thread left, as it would have had its first call been an allocation. nullptr when
+    /// the OS refuses the memory for a new one.
+    static State* for_refill() noexcept {
+        State* const s = current::get();
+        if (s == &idle_)
+            return adopt();
+        if (!s->taken_for_frees) [[likely]]
+            return s;
+        s->taken_for_frees = false;
+        State* const full = ops::take(family_, hooks_, ops::wanted::holding_memory);
+        if (full == nullptr)
+            return s;
+        thread_ended(s); // back to the parked list, its outbox sent home
+        return adopted(full);
+    }
     /// The calling thread's state, or nullptr while it has none (it never allocated, or
     /// its state was parked): nothing is made or adopted.
     STA_FORCE_INLINE static State* existing() noexcept {
@@ -402,11 +452,18 @@ struct per_thread_home {
   private:
     using ops = family_ops<State, typename Engine::core::slow>;
 
-    /// A parked state, or a new one, becomes the calling thread's.
-    STA_NOINLINE static State* adopt() noexcept {
-        State* const s = ops::take(family_, hooks_);
+    /// A parked state, or a new one, becomes the calling thread's (`want`:
+    /// family_ops::take); one taken for its thread's frees says so until its first refill
+    /// (for_refill).
+    STA_NOINLINE static State* adopt(typename ops::wanted want = ops::wanted::any) noexcept {
+        State* const s = ops::take(family_, hooks_, want);
         if (s == nullptr)
             return nullptr;
+        s->taken_for_frees = want == ops::wanted::holding_nothing;
+        return adopted(s);
+    }
+    /// `s`, taken, becomes the calling thread's.
+    static State* adopted(State* s) noexcept {
         if (!current::set(s)) { // the OS has no slot for it (mingw g++: TlsAlloc refused)
             thread_ended(s);
             return nullptr;

@@ -131,8 +131,8 @@
 //  S10 Per-thread pools: a block's bit is set, or the block put on a cache, only
 //      by its owner (or the thread holding its parked state). A block freed by
 //      another thread goes to the owner's inbox (pool/state.hpp), through that
-//      thread's outbox when it has a pool (S13), and counts as used (S4) until the
-//      owner drains it.
+//      thread's outbox (S13; a thread without a pool takes one that holds nothing for
+//      it, home/per_thread.hpp, PH7), and counts as used (S4) until the owner drains it.
 //  S11 A segment's idle_spans counts its clean and purged spans. The clean list runs
 //      newest first: `since_ms` never increases along it. A purged span's pages (but
 //      span 0's headers) were given back to the OS and nothing of them was touched since.

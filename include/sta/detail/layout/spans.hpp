@@ -461,6 +461,10 @@ struct span_slow {
         if (!st.purge.never())
             (void)st.retained.release_due(now, st.purge.wait_now());
     }
+    /// Does `st` hold any memory: a segment, a kept big mapping, its private heap's?
+    static bool holds_memory(const span_state& st) noexcept {
+        return st.segments != nullptr || st.retained.count != 0 || st.heap.holds_memory();
+    }
     /// Does `st` keep something free that its delay will give back?
     static bool waits(const span_state& st) noexcept {
         return !st.purge.never() && (st.clean_oldest != nullptr || st.retained.count != 0);
@@ -1219,15 +1223,20 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
         return true;
     }
     /// heads[slot] and the window are empty: the calling thread's state (adopted first if
-    /// it has none) refills the class (span_slow::refill).
+    /// it has none, or exchanged if it took one for its frees: home's for_refill) refills
+    /// the class (span_slow::refill).
     /// A family with freed marks serves the drop-in malloc: the block goes out without its
     /// mark (M1), and no block sets errno to ENOMEM, so that malloc returns alloc's answer
     /// as it is.
     STA_NOINLINE static void* refill(std::uint32_t slot) noexcept {
-        span_state* st = Engine::home::existing();
-        const bool adopted = st == nullptr;
-        if (adopted && (st = Engine::home::own()) == nullptr) [[unlikely]]
-            return no_memory();
+        span_state* st = Engine::home::existing(); // never nullptr for one owner
+        bool adopted = st == nullptr;
+        if constexpr (threaded)
+            if (adopted || st->taken_for_frees) [[unlikely]] {
+                adopted = true;
+                if ((st = Engine::home::for_refill()) == nullptr)
+                    return no_memory();
+            }
         if (Engine::freed_marks && st->mark_key == 0) // once, before it hands out a block:
             st->mark_key = new_mark_key();            // other threads read the key (send_home), M5
         void* const block = slow::refill(*st, slot, adopted);
@@ -1238,13 +1247,13 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
             errno = ENOMEM;
         return nullptr;
     }
-    /// Another thread's block goes home, through the calling thread's outbox (S10). A
-    /// thread without a state sends it alone: a thread that only frees makes no pool.
-    /// (Adopting one here, so that a consumer batches its frees, measured level on
-    /// xmalloc-test: 48.8 against 46.0 M frees/s, medians of 6 interleaved runs whose
-    /// spread is 42-60 on both.)
+    /// Another thread's block goes home, through the calling thread's outbox (S10, S13).
+    /// A thread without a state adopts one here, so that a consumer that only frees
+    /// batches its frees as a thread that allocates does (xmalloc-test, docs/dispatch.md
+    /// "A consumer batches its frees"); once its end was handled it sends the block alone
+    /// (home: for_frees).
     STA_NOINLINE static void send_home(void* p) noexcept {
-        slow::send_home(Engine::home::existing(), p);
+        slow::send_home(Engine::home::for_frees(), p);
     }
 
     // ---- what the pool holds (stats, checked-build reports) ----------------------------

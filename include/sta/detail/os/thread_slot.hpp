@@ -8,6 +8,10 @@
 //              before)
 //     OnExit(value) runs on a thread that ends while its value is not Empty, after the
 //     thread's C++ thread_local destructors (os/thread_exit.hpp: how, on each OS).
+//     exit_ran()  OnExit ran on the calling thread: what the thread does from here on
+//              (a later key destructor, the C library's clean-up after them) may not
+//              reach it again. Always false on mingw-w64, whose module walk is the last
+//              thing an ending thread runs.
 //
 // Where the value lives:
 //   Linux, MSVC, clang-cl, clang for mingw: a constinit thread_local, reached with the
@@ -185,6 +189,16 @@ struct thread_slot {
         return true;
     }
 
+#if STA_THREAD_EXIT_EVERY_THREAD
+    static bool exit_ran() noexcept {
+        return false;
+    }
+#else
+    static bool exit_ran() noexcept {
+        return exit_ran_;
+    }
+#endif
+
   private:
     using value = thread_slot_value<T, Empty>;
 
@@ -206,8 +220,10 @@ struct thread_slot {
     }
 #else
     static void exit_fn(void* p) noexcept {
+        exit_ran_ = true;
         OnExit(static_cast<T*>(p));
     }
+    STA_TLS_MODEL static constinit inline thread_local bool exit_ran_ = false;
     /// Without a key (or FLS index) for exit_fn, OnExit does not run: the value stays the
     /// thread's.
     static void arm_exit(T* p) noexcept {

@@ -192,7 +192,10 @@ struct pool_state {
     pool_state* next_made = nullptr;   // PH5: the family's list of every state made
     std::uint32_t options_epoch = 0;   // PH6: the family's options it took last
     atomic<bool> parked{false};        // PH4: its thread ended, no thread adopted it since
-    spin_lock parked_lock;             // PH4: held to change or drain a parked state
+    /// PH7 (home/per_thread.hpp): taken by its thread's first free of another thread's
+    /// block, holding no memory, until its first refill.
+    bool taken_for_frees = false;
+    spin_lock parked_lock; // PH4: held to change or drain a parked state
     /// Big blocks' mappings kept after their free (STA_POOL_BIG_FROM_OS, pool/next_tiers.hpp).
     retained_mappings retained;
 #if STA_POOL_STATS
