@@ -54,9 +54,10 @@
 //       pages, prefault): a state made takes them; one that is behind takes them at its
 //       next slow-path check (the layout's give_back_due), or when a walk of the
 //       parked states meets it.
-//   PH7 a state whose taken_for_frees is set holds no memory: its thread took it for
-//       its frees of other threads' blocks (for_frees: a parked state that holds none,
-//       or a new one), so that they go home batched (S13), and has not refilled since;
+//   PH7 a state whose taken_for_frees is set was taken by its thread, holding no
+//       memory, for its frees of other threads' blocks (for_frees: a parked state that
+//       holds none, or a new one), so that they go home batched (S13), and has not
+//       refilled a class since;
 //       at its first refill (for_refill) it is exchanged for a parked state that holds
 //       memory, if there is one. A thread whose end was handled takes none (a state
 //       taken then would never be parked): its blocks go home one by one.
@@ -123,7 +124,7 @@ struct family_ops {
     /// any: a parked state that holds memory first, else the newest parked one.
     /// holding_nothing: for a thread's first free (home: for_frees), which would keep
     /// what it took from the purges that the parked list's memory gets. holding_memory:
-    /// only a parked state, none made (home: own_for_refill).
+    /// only a parked state, none made (home: for_refill).
     static State* take(thread_family& f, const home_hooks& hooks,
                        wanted want = wanted::any) noexcept;
     /// `s`, taken, is its thread's now: what was freed into it while it was parked.

@@ -1199,7 +1199,7 @@ struct span_core : span_slow<typename Engine::classes, Engine::threaded> {
     /// cache. A block on its way home from another thread (M3) is not seen here: its link
     /// in the outbox or the inbox is overwritten by the mark, and the drain refuses it
     /// (M4). The teardown of a heap the caches no longer hold pays no cache miss a block:
-    /// start_up's frees at exit, docs/dispatch.md "A free that does not read its block".
+    /// start_up's frees at exit, docs/dispatch.md "A burst's free reads no block".
     STA_FORCE_INLINE static bool frees_unread(const span_state& st, const span* sp) noexcept {
         return st.direct_frees && st.heads[sp->slot] == nullptr;
     }
