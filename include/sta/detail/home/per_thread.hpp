@@ -333,13 +333,13 @@ struct per_thread_home {
     /// The calling thread's state for its class's refill, adopted now if it has none; a
     /// state it took for its frees (for_frees) is exchanged at its first refill for a
     /// parked one that holds memory, if there is one: the thread reuses what an ended
-    /// thread left, as it would have had its first call been an allocation. nullptr when
+    /// thread left, as it would had its first call been an allocation. nullptr when
     /// the OS refuses the memory for a new one.
     static State* for_refill() noexcept {
         State* const s = current::get();
         if (s == &idle_)
             return adopt();
-        if (!s->taken_for_frees) [[likely]]
+        if (!s->taken_for_frees) // the layout calls it for an idle or a taken state only
             return s;
         s->taken_for_frees = false;
         State* const full = ops::take(family_, hooks_, ops::wanted::holding_memory);
